@@ -1,0 +1,94 @@
+package v1alpha1
+
+import (
+	"cmp"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
+	"k8s.io/utils/ptr"
+)
+
+// Defaults of the Configuration. The names and values match Kubeflow Trainer's, so an existing
+// trainer configuration means the same thing to Gantry.
+const (
+	DefaultWebhookPort                 int32   = 9443
+	DefaultMetricsBindAddress                  = ":8443"
+	DefaultHealthProbeBindAddress              = ":8081"
+	DefaultReadinessEndpointName               = "readyz"
+	DefaultLivenessEndpointName                = "healthz"
+	DefaultWebhookServiceName                  = "kubeflow-trainer-controller-manager"
+	DefaultWebhookSecretName                   = "kubeflow-trainer-webhook-cert"
+	DefaultClientConnectionQPS         float32 = 50
+	DefaultClientConnectionBurst       int32   = 100
+	DefaultStatusServerPort            int32   = 10443
+	DefaultStatusServerQPS             float32 = 5
+	DefaultStatusServerBurst           int32   = 10
+	DefaultLeaderElectionID                    = "trainer.kubeflow.org"
+	DefaultLeaderElectionLeaseDuration         = 15 * time.Second
+	DefaultLeaderElectionRenewDeadline         = 10 * time.Second
+	DefaultLeaderElectionRetryPeriod           = 2 * time.Second
+	DefaultLeaderElectionResourceLock          = "leases"
+)
+
+// SetDefaults fills every unset field of cfg with its default.
+func SetDefaults(cfg *Configuration) {
+	setPtr(&cfg.Webhook.Port, DefaultWebhookPort)
+	setPtr(&cfg.Webhook.Host, "")
+	cfg.Metrics.BindAddress = cmp.Or(cfg.Metrics.BindAddress, DefaultMetricsBindAddress)
+	setPtr(&cfg.Metrics.SecureServing, true)
+	if cfg.Metrics.Auth == nil {
+		cfg.Metrics.Auth = &MetricsAuth{}
+	}
+	setPtr(&cfg.Metrics.Auth.Enabled, false)
+	cfg.Health.HealthProbeBindAddress = cmp.Or(cfg.Health.HealthProbeBindAddress, DefaultHealthProbeBindAddress)
+	cfg.Health.ReadinessEndpointName = cmp.Or(cfg.Health.ReadinessEndpointName, DefaultReadinessEndpointName)
+	cfg.Health.LivenessEndpointName = cmp.Or(cfg.Health.LivenessEndpointName, DefaultLivenessEndpointName)
+	setLeaderElectionDefaults(cfg)
+	if cfg.Controller == nil {
+		cfg.Controller = &ControllerConfigurationSpec{}
+	}
+	if cfg.CertManagement == nil {
+		cfg.CertManagement = &CertManagement{}
+	}
+	setPtr(&cfg.CertManagement.Enable, true)
+	cfg.CertManagement.WebhookServiceName = cmp.Or(cfg.CertManagement.WebhookServiceName, DefaultWebhookServiceName)
+	cfg.CertManagement.WebhookSecretName = cmp.Or(cfg.CertManagement.WebhookSecretName, DefaultWebhookSecretName)
+	if cfg.ClientConnection == nil {
+		cfg.ClientConnection = &ClientConnection{}
+	}
+	setPtr(&cfg.ClientConnection.QPS, DefaultClientConnectionQPS)
+	setPtr(&cfg.ClientConnection.Burst, DefaultClientConnectionBurst)
+	if cfg.StatusServer == nil {
+		cfg.StatusServer = &StatusServer{}
+	}
+	setPtr(&cfg.StatusServer.Port, DefaultStatusServerPort)
+	setPtr(&cfg.StatusServer.QPS, DefaultStatusServerQPS)
+	setPtr(&cfg.StatusServer.Burst, DefaultStatusServerBurst)
+}
+
+// setLeaderElectionDefaults turns leader election on unless the file says otherwise: two replicas
+// reconciling the same TrainJobs would fight over their JobSets.
+func setLeaderElectionDefaults(cfg *Configuration) {
+	if cfg.LeaderElection == nil {
+		cfg.LeaderElection = &componentconfigv1alpha1.LeaderElectionConfiguration{}
+	}
+	le := cfg.LeaderElection
+	setPtr(&le.LeaderElect, true)
+	le.ResourceLock = cmp.Or(le.ResourceLock, DefaultLeaderElectionResourceLock)
+	le.ResourceName = cmp.Or(le.ResourceName, DefaultLeaderElectionID)
+	le.LeaseDuration = durationOr(le.LeaseDuration, DefaultLeaderElectionLeaseDuration)
+	le.RenewDeadline = durationOr(le.RenewDeadline, DefaultLeaderElectionRenewDeadline)
+	le.RetryPeriod = durationOr(le.RetryPeriod, DefaultLeaderElectionRetryPeriod)
+}
+
+func durationOr(d metav1.Duration, def time.Duration) metav1.Duration {
+	return metav1.Duration{Duration: cmp.Or(d.Duration, def)}
+}
+
+// setPtr sets *p to def when the field is unset; an explicit value, even a zero one, is kept.
+func setPtr[T any](p **T, def T) {
+	if *p == nil {
+		*p = ptr.To(def)
+	}
+}

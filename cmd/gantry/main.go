@@ -1,0 +1,39 @@
+// Command gantry is Gantry's command-line tool.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gantry-ml/gantry/internal/version"
+)
+
+const usage = `gantry: tools for the Gantry TrainJob operator
+
+Usage:
+  gantry version    print the version
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one subcommand and returns the process exit code: 0 on success, 2 on bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		_, _ = fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "version":
+		_, _ = fmt.Fprintln(stdout, version.String())
+		return 0
+	case "help", "-h", "--help":
+		_, _ = fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		_, _ = fmt.Fprintf(stderr, "gantry: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

@@ -1,0 +1,95 @@
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/test/util"
+)
+
+// strict makes the apiserver refuse any field the schema does not know, instead of pruning it, so
+// a fixture that is accepted is also stored whole.
+var strict = &client.CreateOptions{Raw: &metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}}
+
+var _ = ginkgo.Describe("Shipped runtimes and examples", func() {
+	ginkgo.It("accepts every shipped ClusterTrainingRuntime, with its framework label", func() {
+		files, err := filepath.Glob(filepath.Join(util.RepoRoot(), "config", "runtimes", "*.yaml"))
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		var names []string
+		for _, f := range files {
+			if filepath.Base(f) == "kustomization.yaml" {
+				continue
+			}
+			for _, obj := range readObjects(f) {
+				gomega.Expect(obj.GetKind()).To(gomega.Equal(trainer.ClusterTrainingRuntimeKind), f)
+				gomega.Expect(obj.GetLabels()).To(gomega.HaveKey(trainer.FrameworkLabel), f)
+				gomega.Expect(obj.GetLabels()).To(gomega.HaveKeyWithValue(
+					trainer.WebhookValidationLabel, trainer.WebhookValidationDisabled), f)
+				gomega.Expect(k8sClient.Create(ctx, obj, strict)).To(gomega.Succeed(), f)
+				ginkgo.DeferCleanup(func() { gomega.Expect(k8sClient.Delete(ctx, obj)).To(gomega.Succeed()) })
+				names = append(names, obj.GetName())
+			}
+		}
+		gomega.Expect(names).To(gomega.ConsistOf(
+			"torch-distributed", "deepspeed-distributed", "mlx-distributed", "jax-distributed",
+			"xgboost-distributed", "torchtune-llama3.2-1b", "torchtune-llama3.2-3b", "torchtune-qwen2.5-1.5b"))
+	})
+
+	ginkgo.It("accepts every example without dropping a field", func() {
+		ns := newNamespace()
+		files, err := filepath.Glob(filepath.Join(util.RepoRoot(), "examples", "*.yaml"))
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(files).NotTo(gomega.BeEmpty())
+		for _, f := range files {
+			for _, obj := range readObjects(f) {
+				obj.SetNamespace(ns)
+				want := obj.DeepCopy()
+				gomega.Expect(k8sClient.Create(ctx, obj, strict)).To(gomega.Succeed(), f)
+
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(obj.GroupVersionKind())
+				gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(gomega.Succeed())
+				// Every field the example sets comes back unchanged (defaults may add more).
+				gomega.Expect(got.Object["spec"]).To(containSubset(want.Object["spec"]), f)
+			}
+		}
+	})
+
+	ginkgo.It("documents the fields for kubectl explain", func() {
+		out, err := fwk.Kubectl("explain", "trainjob.spec.trainer")
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(out).To(gomega.ContainSubstring("numNodes"))
+		gomega.Expect(out).To(gomega.ContainSubstring("numNodes is the number of training nodes"))
+		gomega.Expect(out).To(gomega.ContainSubstring("resourcesPerNode"))
+	})
+})
+
+// readObjects decodes every document of a YAML file.
+func readObjects(path string) []*unstructured.Unstructured {
+	data, err := os.ReadFile(path)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		gomega.Expect(err).NotTo(gomega.HaveOccurred(), path)
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}

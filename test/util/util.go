@@ -1,0 +1,67 @@
+// Package util holds helpers shared by the integration and end-to-end suites.
+package util
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Polling settings for Eventually and Consistently.
+const (
+	Timeout  = 10 * time.Second
+	Interval = 250 * time.Millisecond
+)
+
+// RepoRoot is the root of the Gantry checkout, found from this file's location.
+func RepoRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("cannot locate test/util/util.go")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// ModuleDir returns the directory of a dependency in the Go module cache, so external CRDs are
+// read from the exact module version go.mod pins instead of being copied into the repository.
+func ModuleDir(module string) (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
+	cmd.Dir = RepoRoot()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s: %w: %s", module, err, stderr.String())
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		// Listed but not downloaded yet.
+		dl := exec.Command("go", "mod", "download", module)
+		dl.Dir = RepoRoot()
+		if out, err := dl.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("downloading module %s: %w: %s", module, err, out)
+		}
+		return ModuleDir(module)
+	}
+	return dir, nil
+}
+
+// EnvtestAssets returns the directory holding kube-apiserver, etcd and kubectl: KUBEBUILDER_ASSETS
+// when set, else the repository's bin/ that hack/toolchain.sh fills.
+func EnvtestAssets() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), "bin")
+	}
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return "", fmt.Errorf("%s not found in %s: run 'make envtest-assets' (or set KUBEBUILDER_ASSETS)", name, dir)
+		}
+	}
+	return dir, nil
+}
