@@ -12,20 +12,23 @@ import (
 const usage = `gantry: tools for the Gantry TrainJob operator
 
 Usage:
+  gantry render     print the objects the controller would apply for a TrainJob
   gantry version    print the version
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run executes one subcommand and returns the process exit code: 0 on success, 2 on bad usage.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		_, _ = fmt.Fprint(stderr, usage)
 		return 2
 	}
 	switch args[0] {
+	case "render":
+		return runRender(args[1:], stdin, stdout, stderr)
 	case "version":
 		_, _ = fmt.Fprintln(stdout, version.String())
 		return 0

@@ -38,7 +38,7 @@ func TestRun(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := run(tc.args, &stdout, &stderr)
+			code := run(tc.args, nil, &stdout, &stderr)
 			if diff := cmp.Diff(tc.wantCode, code); diff != "" {
 				t.Errorf("exit code (-want,+got):\n%s", diff)
 			}

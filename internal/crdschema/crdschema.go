@@ -1,0 +1,109 @@
+// Package crdschema applies a CRD's structural schema to objects outside an apiserver: unknown
+// fields, defaults, OpenAPI validation and CEL rules, with the apiserver's own code.
+package crdschema
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+)
+
+// Schemas holds the structural schema of every served version of a set of CRDs.
+type Schemas struct {
+	kinds map[schema.GroupVersionKind]*kindSchema
+}
+
+type kindSchema struct {
+	structural *structuralschema.Structural
+	validator  apiservervalidation.SchemaValidator
+	cel        *cel.Validator
+}
+
+// Load reads every *.yaml CRD of fsys.
+func Load(fsys fs.FS) (*Schemas, error) {
+	files, err := fs.Glob(fsys, "*/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	s := &Schemas{kinds: map[schema.GroupVersionKind]*kindSchema{}}
+	for _, f := range files {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			return nil, fmt.Errorf("decoding CRD %s: %w", f, err)
+		}
+		for _, v := range crd.Spec.Versions {
+			ks, err := newKindSchema(v.Schema.OpenAPIV3Schema)
+			if err != nil {
+				return nil, fmt.Errorf("CRD %s version %s: %w", crd.Name, v.Name, err)
+			}
+			s.kinds[schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = ks
+		}
+	}
+	return s, nil
+}
+
+func newKindSchema(v1 *apiextensionsv1.JSONSchemaProps) (*kindSchema, error) {
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1, internal, nil); err != nil {
+		return nil, err
+	}
+	structural, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, err
+	}
+	validator, _, err := apiservervalidation.NewSchemaValidator(internal)
+	if err != nil {
+		return nil, err
+	}
+	return &kindSchema{
+		structural: structural,
+		validator:  validator,
+		cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
+	}, nil
+}
+
+// Has reports whether gvk is one of the loaded kinds.
+func (s *Schemas) Has(gvk schema.GroupVersionKind) bool {
+	_, ok := s.kinds[gvk]
+	return ok
+}
+
+// Default fills in the schema defaults of obj, a decoded object of kind gvk, as the apiserver
+// does on create. It returns the paths of fields the schema does not know; the apiserver would
+// drop them.
+func (s *Schemas) Default(gvk schema.GroupVersionKind, obj map[string]any) ([]string, error) {
+	ks, ok := s.kinds[gvk]
+	if !ok {
+		return nil, fmt.Errorf("no schema for %s", gvk)
+	}
+	unknown := pruning.PruneWithOptions(obj, ks.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	defaulting.Default(obj, ks.structural)
+	return unknown, nil
+}
+
+// Validate checks obj against the OpenAPI schema and the CEL rules of its kind, as on create.
+func (s *Schemas) Validate(ctx context.Context, gvk schema.GroupVersionKind, obj map[string]any) field.ErrorList {
+	ks, ok := s.kinds[gvk]
+	if !ok {
+		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no schema for %s", gvk))}
+	}
+	errs := apiservervalidation.ValidateCustomResource(nil, obj, ks.validator)
+	celErrs, _ := ks.cel.Validate(ctx, nil, ks.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	return append(errs, celErrs...)
+}

@@ -1,0 +1,171 @@
+// Package core resolves a TrainJob's runtime, builds its Info and drives the plugin framework: it
+// is the only part of the pipeline that deals with runtime objects and snapshots.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+)
+
+// ErrUnsupportedRuntime is returned for a runtimeRef whose group and kind are not a runtime kind.
+var ErrUnsupportedRuntime = errors.New("unsupported runtime")
+
+// Supported runtime kinds.
+var (
+	TrainingRuntimeGroupKind        = trainer.GroupVersion.WithKind(trainer.TrainingRuntimeKind).GroupKind()
+	ClusterTrainingRuntimeGroupKind = trainer.GroupVersion.WithKind(trainer.ClusterTrainingRuntimeKind).GroupKind()
+)
+
+// RuntimeGroupKind is the group and kind tj's runtimeRef names, with the schema defaults for unset
+// fields.
+func RuntimeGroupKind(tj *trainer.TrainJob) schema.GroupKind {
+	return schema.GroupKind{
+		Group: ptr.Deref(tj.Spec.RuntimeRef.APIGroup, trainer.DefaultRuntimeRefAPIGroup),
+		Kind:  ptr.Deref(tj.Spec.RuntimeRef.Kind, trainer.DefaultRuntimeRefKind),
+	}
+}
+
+// CheckSupported returns an error wrapping ErrUnsupportedRuntime, with the message
+// "unsupported runtime: <GroupKind>", when tj references something other than a runtime kind.
+func CheckSupported(tj *trainer.TrainJob) error {
+	gk := RuntimeGroupKind(tj)
+	if gk != TrainingRuntimeGroupKind && gk != ClusterTrainingRuntimeGroupKind {
+		return fmt.Errorf("%w: %s", ErrUnsupportedRuntime, gk)
+	}
+	return nil
+}
+
+// NewRuntimeObject returns an empty object of the kind tj references.
+func NewRuntimeObject(tj *trainer.TrainJob) (client.Object, error) {
+	if err := CheckSupported(tj); err != nil {
+		return nil, err
+	}
+	if RuntimeGroupKind(tj) == TrainingRuntimeGroupKind {
+		return &trainer.TrainingRuntime{}, nil
+	}
+	return &trainer.ClusterTrainingRuntime{}, nil
+}
+
+// RuntimeSpec returns the spec of a TrainingRuntime or ClusterTrainingRuntime.
+func RuntimeSpec(rt client.Object) (*trainer.TrainingRuntimeSpec, error) {
+	switch r := rt.(type) {
+	case *trainer.TrainingRuntime:
+		return &r.Spec, nil
+	case *trainer.ClusterTrainingRuntime:
+		return &r.Spec, nil
+	default:
+		return nil, fmt.Errorf("%T is not a runtime", rt)
+	}
+}
+
+// Runtime builds, validates and reports on TrainJobs with one plugin framework.
+type Runtime struct {
+	fwk *framework.Framework
+}
+
+// New returns a Runtime over fwk.
+func New(fwk *framework.Framework) (*Runtime, error) {
+	if fwk == nil {
+		return nil, errors.New("core.New: nil framework")
+	}
+	return &Runtime{fwk: fwk}, nil
+}
+
+// Framework returns the plugin framework.
+func (r *Runtime) Framework() *framework.Framework {
+	return r.fwk
+}
+
+// RuntimeInfo builds tj's Info over the runtime rt and runs every Enforce extension point, so its
+// PodSets are what the JobSet will hold.
+func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object) (*runtime.Info, error) {
+	spec, err := RuntimeSpec(rt)
+	if err != nil {
+		return nil, err
+	}
+	info, err := NewInfo(tj, rt.GetName(), spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.fwk.RunEnforcePipeline(info, tj); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// NewObjects returns every object to apply for tj over the runtime rt: the runtime snapshot first,
+// then the plugins' objects in registry order. ConfigMaps and Secrets carry the TrainJob label,
+// which is how the controller's cache selects them.
+func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt client.Object) ([]runtime.Object, error) {
+	info, err := r.RuntimeInfo(tj, rt)
+	if err != nil {
+		return nil, err
+	}
+	snapshot, err := NewSnapshot(tj, rt)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := r.fwk.RunComponentBuilderPlugins(ctx, info, tj)
+	if err != nil {
+		return nil, err
+	}
+	objs = append([]runtime.Object{{Object: snapshot, Mode: runtime.ApplyIfAbsent}}, objs...)
+	for _, o := range objs {
+		if isConfigMapOrSecret(o.Object) {
+			labels := o.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[TrainJobNameLabel] = tj.Name
+			o.SetLabels(labels)
+		}
+	}
+	return objs, nil
+}
+
+// TrainJobNameLabel is put on every ConfigMap and Secret Gantry creates, with the TrainJob's
+// name, so the controller caches only those.
+const TrainJobNameLabel = "trainer.kubeflow.org/trainjob-name"
+
+func isConfigMapOrSecret(obj client.Object) bool {
+	kind := obj.GetObjectKind().GroupVersionKind()
+	return kind.Group == "" && (kind.Kind == "ConfigMap" || kind.Kind == "Secret")
+}
+
+// ValidateObjects runs the plugins' admission checks of tj (old is nil on create) against the
+// live runtime rt and the existing JobSet (nil when absent). When the patches do not apply to the
+// runtime, the checks run on the unpatched runtime, so the JobSet plugin can say which patch is
+// wrong.
+func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, jobSet *jobsetv1alpha2.JobSet) (admission.Warnings, field.ErrorList) {
+	spec, err := RuntimeSpec(rt)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
+	}
+	info, err := NewInfo(tj, rt.GetName(), spec)
+	if err != nil {
+		unpatched := tj.DeepCopy()
+		unpatched.Spec.RuntimePatches = nil
+		if info, err = NewInfo(unpatched, rt.GetName(), spec); err != nil {
+			return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
+		}
+	}
+	info.JobSet = jobSet
+	return r.fwk.RunCustomValidationPlugins(info, old, tj)
+}
+
+// TrainJobStatus computes tj's status from its JobSet (nil when absent).
+func (r *Runtime) TrainJobStatus(tj *trainer.TrainJob, jobSet *jobsetv1alpha2.JobSet) (*trainer.TrainJobStatus, error) {
+	return r.fwk.RunTrainJobStatusPlugin(tj, jobSet)
+}

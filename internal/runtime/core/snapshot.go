@@ -1,0 +1,85 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+)
+
+// Snapshot ConfigMap layout.
+const (
+	SnapshotSuffix = "-runtime-snapshot"
+	SnapshotKey    = "runtime"
+)
+
+// SnapshotName is the name of tj's runtime snapshot ConfigMap.
+func SnapshotName(tj *trainer.TrainJob) string {
+	return tj.Name + SnapshotSuffix
+}
+
+// NewSnapshot returns the ConfigMap that freezes the runtime tj started with: later reconciles
+// build from it, so editing or deleting the runtime never changes a running job.
+func NewSnapshot(tj *trainer.TrainJob, rt client.Object) (*corev1.ConfigMap, error) {
+	frozen, ok := rt.DeepCopyObject().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a client.Object", rt)
+	}
+	frozen.SetManagedFields(nil)
+	gvk := trainer.GroupVersion.WithKind(runtimeKind(rt))
+	frozen.GetObjectKind().SetGroupVersionKind(gvk)
+	data, err := yaml.Marshal(frozen)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the runtime snapshot: %w", err)
+	}
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            SnapshotName(tj),
+			Namespace:       tj.Namespace,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
+		},
+		Data: map[string]string{SnapshotKey: string(data)},
+	}, nil
+}
+
+func runtimeKind(rt client.Object) string {
+	if _, ok := rt.(*trainer.TrainingRuntime); ok {
+		return trainer.TrainingRuntimeKind
+	}
+	return trainer.ClusterTrainingRuntimeKind
+}
+
+// ErrInvalidSnapshot wraps every reason a snapshot cannot be used.
+var ErrInvalidSnapshot = errors.New("invalid runtime snapshot")
+
+// DecodeSnapshot returns the runtime frozen in cm, after checking that cm belongs to tj and holds
+// the runtime tj references.
+func DecodeSnapshot(cm *corev1.ConfigMap, tj *trainer.TrainJob) (client.Object, error) {
+	owner := metav1.GetControllerOf(cm)
+	if owner == nil || owner.UID != tj.UID {
+		return nil, fmt.Errorf("%w: ConfigMap %s is owned by another object", ErrInvalidSnapshot, cm.Name)
+	}
+	data, ok := cm.Data[SnapshotKey]
+	if !ok {
+		return nil, fmt.Errorf("%w: ConfigMap %s has no %q key", ErrInvalidSnapshot, cm.Name, SnapshotKey)
+	}
+	rt, err := NewRuntimeObject(tj)
+	if err != nil {
+		return nil, err
+	}
+	if err := yaml.UnmarshalStrict([]byte(data), rt); err != nil {
+		return nil, fmt.Errorf("%w: ConfigMap %s: %w", ErrInvalidSnapshot, cm.Name, err)
+	}
+	gvk := rt.GetObjectKind().GroupVersionKind()
+	if rt.GetName() != tj.Spec.RuntimeRef.Name || gvk.GroupKind() != RuntimeGroupKind(tj) {
+		return nil, fmt.Errorf("%w: the snapshot refers to the wrong runtime: %s %q, the TrainJob references %s %q",
+			ErrInvalidSnapshot, gvk.GroupKind(), rt.GetName(), RuntimeGroupKind(tj), tj.Spec.RuntimeRef.Name)
+	}
+	return rt, nil
+}

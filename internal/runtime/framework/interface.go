@@ -1,0 +1,88 @@
+// Package framework defines the plugin extension points and runs them in a fixed order.
+//
+// Building a TrainJob's objects runs, in this order:
+//
+//  1. EnforceMLPolicy: exactly one plugin, the one whose MLPolicyKind the runtime selects (PlainML
+//     when it selects none), sets PodSet counts and framework environment.
+//  2. EnforcePodGroupPolicy: gang-scheduling plugins label the pods.
+//  3. EnforcePodSpec: plugins that apply to every runtime change pod specs.
+//  4. PreBuildSync: the template owner computes endpoints and parallelism from the final counts.
+//  5. Build: every builder returns the objects to apply.
+//
+// Within one extension point, plugins run in registry order. Admission runs CustomValidation on an
+// Info that has not been through the Enforce points. Plugins are pure: they read only their
+// arguments, never the API server.
+package framework
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+)
+
+// Plugin is implemented by every plugin.
+type Plugin interface {
+	// Name identifies the plugin in errors and logs; it is unique in a registry.
+	Name() string
+}
+
+// CustomValidationPlugin validates a TrainJob at admission. old is nil on create.
+type CustomValidationPlugin interface {
+	Plugin
+	Validate(info *runtime.Info, old, new *trainer.TrainJob) (admission.Warnings, field.ErrorList)
+}
+
+// WatchExtensionPlugin adds watches to the TrainJob controller, e.g. on the objects it builds.
+type WatchExtensionPlugin interface {
+	Plugin
+	ReconcilerBuilders() []ReconcilerBuilder
+}
+
+// ReconcilerBuilder adds watches to the TrainJob controller's builder.
+type ReconcilerBuilder func(b *builder.Builder, c client.Client) *builder.Builder
+
+// EnforceMLPolicyPlugin applies one ML framework's policy. Only the plugin whose MLPolicyKind the
+// runtime selects runs.
+type EnforceMLPolicyPlugin interface {
+	Plugin
+	MLPolicyKind() runtime.MLPolicyKind
+	EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error
+}
+
+// EnforcePodGroupPolicyPlugin applies a gang-scheduling policy to the pods.
+type EnforcePodGroupPolicyPlugin interface {
+	Plugin
+	EnforcePodGroupPolicy(info *runtime.Info, tj *trainer.TrainJob) error
+}
+
+// EnforcePodSpecPlugin changes the pods of every runtime, whatever its ML policy.
+type EnforcePodSpecPlugin interface {
+	Plugin
+	EnforcePodSpec(info *runtime.Info, tj *trainer.TrainJob) error
+}
+
+// PreComponentBuilderPlugin runs once every PodSet count is final, before Build.
+type PreComponentBuilderPlugin interface {
+	Plugin
+	PreBuildSync(info *runtime.Info, tj *trainer.TrainJob) error
+}
+
+// ComponentBuilderPlugin returns the objects to apply for a TrainJob.
+type ComponentBuilderPlugin interface {
+	Plugin
+	Build(ctx context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error)
+}
+
+// TrainJobStatusPlugin computes the TrainJob status from its JobSet (nil when absent). At most one
+// is registered.
+type TrainJobStatusPlugin interface {
+	Plugin
+	Status(tj *trainer.TrainJob, jobSet *jobsetv1alpha2.JobSet) (*trainer.TrainJobStatus, error)
+}

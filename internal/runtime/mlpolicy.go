@@ -1,0 +1,45 @@
+package runtime
+
+import trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+
+// MLPolicyKind names the ML framework a runtime selects.
+type MLPolicyKind string
+
+// ML policy kinds; PlainML is a runtime without a framework source.
+const (
+	PlainML MLPolicyKind = "PlainML"
+	Torch   MLPolicyKind = "Torch"
+	MPI     MLPolicyKind = "MPI"
+	JAX     MLPolicyKind = "JAX"
+	XGBoost MLPolicyKind = "XGBoost"
+	Flux    MLPolicyKind = "Flux"
+)
+
+// Kind returns the ML framework the policy selects. The schema allows at most one source.
+func (p Policy) Kind() MLPolicyKind {
+	if p.MLPolicy == nil {
+		return PlainML
+	}
+	switch s := p.MLPolicy.MLPolicySource; {
+	case s.Torch != nil:
+		return Torch
+	case s.MPI != nil:
+		return MPI
+	case s.JAX != nil:
+		return JAX
+	case s.XGBoost != nil:
+		return XGBoost
+	case s.Flux != nil:
+		return Flux
+	default:
+		return PlainML
+	}
+}
+
+// TrainerNumNodes is the TrainJob's trainer.numNodes when set, else the runtime default.
+func (i *Info) TrainerNumNodes(tj *trainer.TrainJob) int32 {
+	if tj.Spec.Trainer != nil && tj.Spec.Trainer.NumNodes != nil {
+		return *tj.Spec.Trainer.NumNodes
+	}
+	return i.RuntimePolicy.NumNodes()
+}

@@ -1,0 +1,142 @@
+// Package jobset is the template owner: it computes endpoints and parallelism, builds the JobSet
+// from the PodSets, validates the runtime-facing parts of a TrainJob and mirrors JobSet status.
+package jobset
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+)
+
+// Name of the plugin.
+const Name = "JobSet"
+
+// JobSet builds the TrainJob's JobSet.
+type JobSet struct{}
+
+var (
+	_ framework.PreComponentBuilderPlugin = (*JobSet)(nil)
+	_ framework.ComponentBuilderPlugin    = (*JobSet)(nil)
+	_ framework.CustomValidationPlugin    = (*JobSet)(nil)
+	_ framework.TrainJobStatusPlugin      = (*JobSet)(nil)
+)
+
+// New creates the plugin.
+func New(framework.Options) (framework.Plugin, error) {
+	return &JobSet{}, nil
+}
+
+// Name returns the plugin name.
+func (*JobSet) Name() string { return Name }
+
+// PreBuildSync fills every PodSet's endpoints, "<trainjob>-<job>-<replica>-<pod>.<subdomain>", and
+// writes its count into the replicated job's parallelism and completions.
+func (*JobSet) PreBuildSync(info *runtime.Info, tj *trainer.TrainJob) error {
+	for i := range info.PodSets {
+		ps := &info.PodSets[i]
+		ps.Endpoints = make([]string, 0, int(ps.Replicas)*int(ps.Count))
+		for r := range ps.Replicas {
+			for p := range ps.Count {
+				ps.Endpoints = append(ps.Endpoints, info.Endpoint(tj.Name, ps.Name, r, p))
+			}
+		}
+	}
+	return nil
+}
+
+// Build returns the JobSet. A running JobSet is never changed: the controller applies it only
+// while the TrainJob or the JobSet is suspended, or when it does not exist yet.
+func (*JobSet) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
+	spec := info.Template.DeepCopy()
+	if len(spec.ReplicatedJobs) < len(info.PodSets) {
+		return nil, fmt.Errorf("the runtime template has %d replicated jobs for %d PodSets", len(spec.ReplicatedJobs), len(info.PodSets))
+	}
+	for i := range info.PodSets {
+		ps := &info.PodSets[i]
+		rj := &spec.ReplicatedJobs[i]
+		if rj.Name != ps.Name {
+			return nil, fmt.Errorf("PodSet %q does not match replicated job %q", ps.Name, rj.Name)
+		}
+		rj.Replicas = ps.Replicas
+		rj.Template.Spec.Parallelism = ptr.To(ps.Count)
+		rj.Template.Spec.Completions = ptr.To(ps.Count)
+		tmpl := &rj.Template.Spec.Template
+		tmpl.Labels = mergeMap(tmpl.Labels, info.Scheduler.PodLabels)
+		tmpl.Annotations = mergeMap(tmpl.Annotations, info.Scheduler.PodAnnotations)
+		pod := &tmpl.Spec
+		pod.Volumes = ps.Volumes
+		writeContainers(pod.Containers, ps.Containers)
+		writeContainers(pod.InitContainers, ps.InitContainers)
+		pod.InitContainers = appendNewContainers(pod.InitContainers, ps.InitContainers)
+	}
+	spec.Suspend = tj.Spec.Suspend
+	js := &jobsetv1alpha2.JobSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: jobsetv1alpha2.GroupVersion.String(), Kind: "JobSet"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            tj.Name,
+			Namespace:       tj.Namespace,
+			Labels:          maps.Clone(info.Labels),
+			Annotations:     maps.Clone(info.Annotations),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
+		},
+		Spec: *spec,
+	}
+	return []runtime.Object{{Object: js, Mode: runtime.ApplyUnlessRunning}}, nil
+}
+
+// writeContainers copies what plugins may change from the PodSet containers into the pod's.
+func writeContainers(dst []corev1.Container, src []runtime.Container) {
+	for i := range dst {
+		for j := range src {
+			if src[j].Name != dst[i].Name {
+				continue
+			}
+			c := &src[j]
+			dst[i].Image = c.Image
+			dst[i].Command = c.Command
+			dst[i].Args = c.Args
+			dst[i].Env = c.Env
+			dst[i].EnvFrom = c.EnvFrom
+			dst[i].Ports = c.Ports
+			dst[i].VolumeMounts = c.VolumeMounts
+		}
+	}
+}
+
+// appendNewContainers adds the containers plugins created (e.g. Flux's installer).
+func appendNewContainers(dst []corev1.Container, src []runtime.Container) []corev1.Container {
+	for _, c := range src {
+		exists := false
+		for i := range dst {
+			exists = exists || dst[i].Name == c.Name
+		}
+		if exists {
+			continue
+		}
+		dst = append(dst, corev1.Container{
+			Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, Env: c.Env, EnvFrom: c.EnvFrom,
+			Ports: c.Ports, VolumeMounts: c.VolumeMounts, Resources: c.Resources,
+		})
+	}
+	return dst
+}
+
+func mergeMap(dst, src map[string]string) map[string]string {
+	if len(src) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = make(map[string]string, len(src))
+	}
+	maps.Copy(dst, src)
+	return dst
+}

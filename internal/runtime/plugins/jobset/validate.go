@@ -1,0 +1,163 @@
+package jobset
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+)
+
+// Validate checks the initializers against the runtime, the runtime patches' shape, and that
+// patches change only around a suspension and never under active Jobs.
+func (*JobSet) Validate(info *runtime.Info, old, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
+	var errs field.ErrorList
+	if init := tj.Spec.Initializer; init != nil {
+		path := field.NewPath("spec", "initializer")
+		if init.Dataset != nil {
+			errs = append(errs, validateInitializer(info, path.Child("dataset"), trainer.AncestorDatasetInitializer, "datasetConfig")...)
+		}
+		if init.Model != nil {
+			errs = append(errs, validateInitializer(info, path.Child("model"), trainer.AncestorModelInitializer, "modelConfig")...)
+		}
+	}
+	errs = append(errs, validateRuntimePatches(info, tj)...)
+	if old != nil {
+		errs = append(errs, validatePatchChange(info, old, tj)...)
+	}
+	return nil, errs
+}
+
+func validateInitializer(info *runtime.Info, path *field.Path, ancestor, config string) field.ErrorList {
+	rj := findJob(info.RuntimeSpec.Template.Spec.ReplicatedJobs, func(rj *jobsetv1alpha2.ReplicatedJob) bool {
+		return rj.Template.Labels[trainer.AncestorLabel] == ancestor
+	})
+	if rj == nil {
+		return field.ErrorList{field.Invalid(path, field.OmitValueType{},
+			fmt.Sprintf("must have %s job when trainJob is configured with input %s", ancestor, config))}
+	}
+	c := findContainer(rj.Template.Spec.Template.Spec.Containers, ancestor)
+	if c == nil {
+		return field.ErrorList{field.Invalid(path, field.OmitValueType{},
+			fmt.Sprintf("must have container with name - %s in the %s job", ancestor, ancestor))}
+	}
+	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == initializerVolume }) {
+		return field.ErrorList{field.Invalid(path, field.OmitValueType{},
+			fmt.Sprintf("must have volumeMount with name - %s in container %s of the %s job", initializerVolume, ancestor, ancestor))}
+	}
+	return nil
+}
+
+// initializerVolume is the volume the initializers write the dataset and model into.
+const initializerVolume = "initializer"
+
+// envOwnedContainers get their env from the TrainJob spec, never from a patch.
+var envOwnedContainers = []string{trainer.AncestorDatasetInitializer, trainer.AncestorModelInitializer, runtime.NodeContainer}
+
+func validateRuntimePatches(info *runtime.Info, tj *trainer.TrainJob) field.ErrorList {
+	var errs field.ErrorList
+	for i, p := range tj.Spec.RuntimePatches {
+		path := field.NewPath("spec", "runtimePatches").Index(i)
+		errs = append(errs, apivalidation.IsDomainPrefixedPath(path.Child("manager"), p.Manager)...)
+		if p.TrainingRuntimeSpec == nil || p.TrainingRuntimeSpec.Template == nil || p.TrainingRuntimeSpec.Template.Spec == nil {
+			continue
+		}
+		jobsPath := path.Child("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+		for j, rjp := range p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs {
+			rj := findJob(info.RuntimeSpec.Template.Spec.ReplicatedJobs, func(rj *jobsetv1alpha2.ReplicatedJob) bool { return rj.Name == rjp.Name })
+			if rj == nil {
+				errs = append(errs, field.Invalid(jobsPath.Index(j).Child("name"), rjp.Name,
+					"must not have replicated job that doesn't exist in the runtime job template"))
+				continue
+			}
+			if rjp.Template == nil || rjp.Template.Spec == nil || rjp.Template.Spec.Template == nil || rjp.Template.Spec.Template.Spec == nil {
+				continue
+			}
+			podPath := jobsPath.Index(j).Child("template", "spec", "template", "spec")
+			pod := &rj.Template.Spec.Template.Spec
+			errs = append(errs, validateContainerPatches(podPath.Child("initContainers"), rjp.Template.Spec.Template.Spec.InitContainers, pod.InitContainers, "initContainer", rj.Name)...)
+			errs = append(errs, validateContainerPatches(podPath.Child("containers"), rjp.Template.Spec.Template.Spec.Containers, pod.Containers, "container", rj.Name)...)
+		}
+	}
+	return errs
+}
+
+func validateContainerPatches(path *field.Path, patches []trainer.ContainerPatch, runtimeContainers []corev1.Container, what, job string) field.ErrorList {
+	var errs field.ErrorList
+	for k, cp := range patches {
+		if findContainer(runtimeContainers, cp.Name) == nil {
+			errs = append(errs, field.Invalid(path.Index(k).Child("name"), cp.Name,
+				fmt.Sprintf("must not have %s that doesn't exist in the runtime job %s", what, job)))
+			continue
+		}
+		if len(cp.Env) > 0 && slices.Contains(envOwnedContainers, cp.Name) {
+			errs = append(errs, field.Invalid(path.Index(k).Child("env"), field.OmitValueType{},
+				"must not have envs for the dataset-initializer, model-initializer, node containers"))
+		}
+	}
+	return errs
+}
+
+// validatePatchChange lets runtime patches change only when the TrainJob is suspended before or
+// after the update (so Kueue can write its patch and resume in one request), and never while a
+// Job of the JobSet is active.
+func validatePatchChange(info *runtime.Info, old, tj *trainer.TrainJob) field.ErrorList {
+	if patchesEqual(old.Spec.RuntimePatches, tj.Spec.RuntimePatches) {
+		return nil
+	}
+	path := field.NewPath("spec", "runtimePatches")
+	if !ptr.Deref(old.Spec.Suspend, false) && !ptr.Deref(tj.Spec.Suspend, false) {
+		return field.ErrorList{field.Forbidden(path,
+			"RuntimePatches can only be modified when the TrainJob is suspended before or after the update")}
+	}
+	if info.JobSet != nil {
+		for _, s := range info.JobSet.Status.ReplicatedJobsStatus {
+			if s.Active > 0 {
+				return field.ErrorList{field.Forbidden(path,
+					fmt.Sprintf("RuntimePatches cannot be modified when the JobSet's ReplicatedJob %s is still active", s.Name))}
+			}
+		}
+	}
+	return nil
+}
+
+// patchesEqual compares patches ignoring the admission timestamps.
+func patchesEqual(a, b []trainer.RuntimePatch) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		x.Time, y.Time = nil, nil
+		if !equality.Semantic.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func findJob(jobs []jobsetv1alpha2.ReplicatedJob, match func(*jobsetv1alpha2.ReplicatedJob) bool) *jobsetv1alpha2.ReplicatedJob {
+	for i := range jobs {
+		if match(&jobs[i]) {
+			return &jobs[i]
+		}
+	}
+	return nil
+}
+
+func findContainer(cs []corev1.Container, name string) *corev1.Container {
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package plugins lists the built-in plugins. The list order is the order plugins run in within
+// each extension point.
+package plugins
+
+import (
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/jax"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/jobset"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/mpi"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/plainml"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/torch"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/xgboost"
+)
+
+// Builtin returns the built-in plugins in execution order: the ML policies first, the template
+// owner (JobSet) last, so its Build sees every PodSet change.
+func Builtin() []framework.Entry {
+	return []framework.Entry{
+		{Name: plainml.Name, New: plainml.New},
+		{Name: torch.Name, New: torch.New},
+		{Name: mpi.Name, New: mpi.New},
+		{Name: jax.Name, New: jax.New},
+		{Name: xgboost.Name, New: xgboost.New},
+		{Name: jobset.Name, New: jobset.New},
+	}
+}

@@ -1,0 +1,187 @@
+// Package torch injects the torchrun environment (PET_*) into the trainer, sizes the job from
+// numNodes and numProcPerNode, and rewrites torchtune commands.
+package torch
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+)
+
+// Name of the plugin.
+const Name = "Torch"
+
+// torchrun environment.
+const (
+	EnvNumNodes       = "PET_NNODES"
+	EnvNumProcPerNode = "PET_NPROC_PER_NODE"
+	EnvNodeRank       = "PET_NODE_RANK"
+	EnvMasterAddr     = "PET_MASTER_ADDR"
+	EnvMasterPort     = "PET_MASTER_PORT"
+)
+
+// reservedEnv are the names the plugin owns; a TrainJob may not set them.
+var reservedEnv = []string{EnvNumNodes, EnvNumProcPerNode, EnvNodeRank, EnvMasterAddr, EnvMasterPort}
+
+// Torch is the PyTorch ML policy.
+type Torch struct{}
+
+var (
+	_ framework.EnforceMLPolicyPlugin  = (*Torch)(nil)
+	_ framework.CustomValidationPlugin = (*Torch)(nil)
+)
+
+// New creates the plugin.
+func New(framework.Options) (framework.Plugin, error) {
+	return &Torch{}, nil
+}
+
+// Name returns the plugin name.
+func (*Torch) Name() string { return Name }
+
+// MLPolicyKind is Torch.
+func (*Torch) MLPolicyKind() runtime.MLPolicyKind { return runtime.Torch }
+
+// EnforceMLPolicy sizes the trainer and, when the TrainJob has a trainer section, injects the PET_*
+// environment and port 29500 into its node container and into the envInjection targets.
+func (*Torch) EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
+	t := tj.Spec.Trainer
+	if t == nil {
+		return nil
+	}
+	info.SetTrainerCount(t.NumNodes)
+	ps := info.PodSetByAncestor(trainer.AncestorTrainer)
+	if ps == nil {
+		return fmt.Errorf("the runtime has no replicated job labelled %s=%s", trainer.AncestorLabel, trainer.AncestorTrainer)
+	}
+	node := ps.Container(runtime.NodeContainer)
+	if node == nil {
+		return fmt.Errorf("replicated job %q has no %q container", ps.Name, runtime.NodeContainer)
+	}
+	nproc := numProcPerNode(info, t)
+	tune := isTorchtune(t)
+	env := petEnv(info, tj, ps, nproc, !tune)
+	node.Env = runtime.UpsertEnv(node.Env, env...)
+	node.Ports = runtime.UpsertPorts(node.Ports, corev1.ContainerPort{ContainerPort: runtime.ContainerPort})
+	if tune {
+		if err := mutateTorchtuneCommand(info, tj, node, ps.Count, nproc); err != nil {
+			return err
+		}
+	}
+	return injectTargets(info, petEnv(info, tj, ps, nproc, true))
+}
+
+// petEnv is the torchrun environment; the master address is the first pod of the trainer job.
+func petEnv(info *runtime.Info, tj *trainer.TrainJob, ps *runtime.PodSet, nproc string, withMaster bool) []corev1.EnvVar {
+	env := []corev1.EnvVar{
+		{Name: EnvNumNodes, Value: strconv.Itoa(int(ps.Count))},
+		{Name: EnvNumProcPerNode, Value: nproc},
+		runtime.CompletionIndexEnv(EnvNodeRank),
+	}
+	if withMaster {
+		env = append(env,
+			corev1.EnvVar{Name: EnvMasterAddr, Value: info.Endpoint(tj.Name, ps.Name, 0, 0)},
+			corev1.EnvVar{Name: EnvMasterPort, Value: strconv.Itoa(int(runtime.ContainerPort))},
+		)
+	}
+	return env
+}
+
+// injectTargets gives every envInjection target container the full torchrun environment.
+func injectTargets(info *runtime.Info, env []corev1.EnvVar) error {
+	torch := info.RuntimePolicy.MLPolicy.Torch
+	if torch.EnvInjection == nil {
+		return nil
+	}
+	for _, target := range torch.EnvInjection.Targets {
+		ps := info.PodSetByName(target.JobName)
+		if ps == nil {
+			return fmt.Errorf("envInjection: replicated job %q not found", target.JobName)
+		}
+		for _, name := range target.ContainerNames {
+			c := ps.Container(name)
+			if c == nil {
+				return fmt.Errorf("envInjection: container %q not found in replicated job %q", name, target.JobName)
+			}
+			c.Env = runtime.UpsertEnv(c.Env, env...)
+		}
+	}
+	return nil
+}
+
+// numProcPerNode is the TrainJob's value when set. Otherwise "auto", which on a node without GPUs
+// becomes the CPU count (torchrun's auto would start one process per CPU core it sees, not per
+// core the pod may use).
+func numProcPerNode(info *runtime.Info, t *trainer.Trainer) string {
+	if t.NumProcPerNode != nil {
+		return strconv.Itoa(int(*t.NumProcPerNode))
+	}
+	res := runtimeNodeResources(info)
+	if t.ResourcesPerNode != nil {
+		res = *t.ResourcesPerNode
+	}
+	if runtime.NumGPU(res) > 0 {
+		return "auto"
+	}
+	cpu := res.Requests[corev1.ResourceCPU]
+	if cpu.IsZero() {
+		cpu = res.Limits[corev1.ResourceCPU]
+	}
+	return strconv.FormatInt(max(cpu.Value(), 1), 10)
+}
+
+// runtimeNodeResources are the resources of the runtime's trainer node container as written.
+func runtimeNodeResources(info *runtime.Info) corev1.ResourceRequirements {
+	for _, rj := range info.RuntimeSpec.Template.Spec.ReplicatedJobs {
+		if rj.Template.Labels[trainer.AncestorLabel] != trainer.AncestorTrainer {
+			continue
+		}
+		for _, c := range rj.Template.Spec.Template.Spec.Containers {
+			if c.Name == runtime.NodeContainer {
+				return c.Resources
+			}
+		}
+	}
+	return corev1.ResourceRequirements{}
+}
+
+// Validate refuses reserved env names and envInjection targets the runtime lacks.
+func (*Torch) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
+	if info.RuntimePolicy.Kind() != runtime.Torch {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	if t := tj.Spec.Trainer; t != nil {
+		var bad []string
+		for _, e := range t.Env {
+			if slices.Contains(reservedEnv, e.Name) {
+				bad = append(bad, e.Name)
+			}
+		}
+		if len(bad) > 0 {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "env"), bad,
+				fmt.Sprintf("must not have reserved envs, invalid envs configured: %v", bad)))
+		}
+	}
+	if inj := info.RuntimePolicy.MLPolicy.Torch.EnvInjection; inj != nil {
+		for _, target := range inj.Targets {
+			ps := info.PodSetByName(target.JobName)
+			for _, name := range target.ContainerNames {
+				if ps == nil || ps.Container(name) == nil {
+					errs = append(errs, field.Invalid(field.NewPath("spec", "runtimeRef"), tj.Spec.RuntimeRef.Name,
+						fmt.Sprintf("envInjection target container %q of replicated job %q does not exist in the runtime", name, target.JobName)))
+				}
+			}
+		}
+	}
+	errs = append(errs, validateTorchtune(info, tj)...)
+	return nil, errs
+}
