@@ -8,11 +8,11 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
+	gruntime "github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
@@ -41,13 +41,10 @@ func Objects(ctx context.Context, rt *core.Runtime, in *Input) ([]*unstructured.
 				return nil, err
 			}
 		}
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object)
+		u, err := gruntime.ToUnstructured(o.Object)
 		if err != nil {
 			return nil, fmt.Errorf("converting %s %s: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
 		}
-		// What the controller applies carries no status and no server-owned metadata.
-		delete(u, "status")
-		unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
 		out = append(out, &unstructured.Unstructured{Object: u})
 	}
 	return out, nil
