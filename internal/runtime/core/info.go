@@ -1,10 +1,8 @@
 package core
 
 import (
-	"fmt"
 	"maps"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -212,14 +210,4 @@ func applyInitializer(info *runtime.Info, ancestor string, uri *string, env []co
 	if secret != nil {
 		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: *secret}})
 	}
-}
-
-// JobTemplate returns the Job template of replicated job name in the Info's template.
-func JobTemplate(info *runtime.Info, name string) (*batchv1.JobTemplateSpec, error) {
-	for i := range info.Template.ReplicatedJobs {
-		if info.Template.ReplicatedJobs[i].Name == name {
-			return &info.Template.ReplicatedJobs[i].Template, nil
-		}
-	}
-	return nil, fmt.Errorf("replicated job %q not found in the runtime template", name)
 }

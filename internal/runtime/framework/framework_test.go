@@ -17,11 +17,10 @@ import (
 
 // fake implements every extension point and records each call in a shared log.
 type fake struct {
-	name   string
-	kind   runtime.MLPolicyKind
-	log    *[]string
-	fail   bool
-	status bool
+	name string
+	kind runtime.MLPolicyKind
+	log  *[]string
+	fail bool
 }
 
 func (f *fake) Name() string                       { return f.name }
