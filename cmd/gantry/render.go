@@ -87,6 +87,11 @@ func printValidation(ctx context.Context, rt *core.Runtime, in *render.Input, st
 		_, _ = fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
 	for _, e := range errs {
+		if e.Field == "" || e.Field == "<nil>" {
+			// A rule on the whole object, such as the name format: its message names the field.
+			_, _ = fmt.Fprintf(stdout, "error: %s\n", e.ErrorBody())
+			continue
+		}
 		_, _ = fmt.Fprintf(stdout, "error: %s\n", e.Error())
 	}
 	if len(errs) > 0 {

@@ -32,11 +32,39 @@ func MergeResources(dst *corev1.ResourceRequirements, src corev1.ResourceRequire
 	}
 }
 
-// PodRequests are the resources one pod of spec requests, computed as the scheduler does:
+// PodRequests are the resources one pod of spec requests, computed as the scheduler does on the
+// created pod: a limit without a request counts as the request (the apiserver's defaulting), then
 // the larger of the regular containers' sum and each init container's need (sidecars included),
 // plus the pod overhead.
 func PodRequests(spec *corev1.PodSpec) corev1.ResourceList {
-	return resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: withDefaultRequests(spec.InitContainers),
+		Containers:     withDefaultRequests(spec.Containers),
+		Overhead:       spec.Overhead,
+		Resources:      spec.Resources,
+	}}
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+func withDefaultRequests(in []corev1.Container) []corev1.Container {
+	out := make([]corev1.Container, len(in))
+	for i := range in {
+		out[i] = corev1.Container{Name: in[i].Name, RestartPolicy: in[i].RestartPolicy, Resources: in[i].Resources}
+		if len(in[i].Resources.Limits) == 0 {
+			continue
+		}
+		req := in[i].Resources.Requests.DeepCopy()
+		if req == nil {
+			req = corev1.ResourceList{}
+		}
+		for name, q := range in[i].Resources.Limits {
+			if _, ok := req[name]; !ok {
+				req[name] = q.DeepCopy()
+			}
+		}
+		out[i].Resources.Requests = req
+	}
+	return out
 }
 
 func sortedNames(list corev1.ResourceList) []corev1.ResourceName {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const (
+	torchRuntime = "../../config/runtimes/torch-distributed.yaml"
+	torchJob     = "../../examples/01-torch-multi-node.yaml"
+)
+
+func TestRenderCommand(t *testing.T) {
+	cases := map[string]struct {
+		args           []string
+		stdin          string
+		wantCode       int
+		wantStdoutHas  []string
+		wantStderr     string
+		wantStderrHas  string
+		wantStdoutNone bool
+	}{
+		"renders a TrainJob and its runtime": {
+			args:          []string{"-f", torchJob, "-f", torchRuntime},
+			wantStdoutHas: []string{"kind: ConfigMap\n", "name: torch-mnist-runtime-snapshot\n", "---\n", "kind: JobSet\n", "value: torch-mnist-node-0-0.torch-mnist\n"},
+		},
+		"reads one multi-document stream from stdin": {
+			args:          []string{"-f", "-"},
+			stdin:         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: rt}\nspec:\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata:\n            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n          spec:\n            template:\n              spec:\n                containers: [{name: node, image: busybox}]\n---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job, namespace: team}\nspec:\n  runtimeRef: {name: rt}\n",
+			wantStdoutHas: []string{"namespace: team\n", "kind: JobSet\n", "image: busybox\n"},
+		},
+		"validate: a valid TrainJob": {
+			args: []string{"--validate", "-f", torchJob, "-f", torchRuntime},
+		},
+		"validate: errors exit 1": {
+			args:          []string{"--validate", "-f", "-", "-f", torchRuntime},
+			stdin:         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: 1bad}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numProcPerNode: 0\n    env: [{name: PET_NNODES, value: '1'}]\n",
+			wantCode:      1,
+			wantStdoutHas: []string{"error: Invalid value: metadata.name must match RFC 1035 DNS label format\n", "error: spec.trainer.env: Invalid value:", "error: spec.trainer.numProcPerNode: Invalid value: 0: numProcPerNode must be greater than or equal to 1\n"},
+		},
+		"no file": {
+			args:          nil,
+			wantCode:      2,
+			wantStderrHas: "gantry render: give at least one -f FILE",
+		},
+		"missing file": {
+			args:          []string{"-f", "nope.yaml"},
+			wantCode:      2,
+			wantStderrHas: "gantry render: open nope.yaml: no such file or directory",
+		},
+		"unknown kind": {
+			args:       []string{"-f", "-"},
+			stdin:      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+			wantCode:   2,
+			wantStderr: "gantry render: <stdin>: document 1: unknown kind \"Pod\" (apiVersion \"v1\"): want TrainJob, TrainingRuntime or ClusterTrainingRuntime of trainer.kubeflow.org/v1alpha1\n",
+		},
+		"malformed YAML": {
+			args:          []string{"-f", "-"},
+			stdin:         "kind: [TrainJob\n",
+			wantCode:      2,
+			wantStderrHas: "gantry render: <stdin>: document 1: malformed YAML:",
+		},
+		"unknown field": {
+			args:       []string{"-f", "-", "-f", torchRuntime},
+			stdin:      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {numNode: 2}\n",
+			wantCode:   2,
+			wantStderr: "gantry render: <stdin> (document 1, TrainJob \"job\"): unknown field \"spec.trainer.numNode\"\n",
+		},
+		"missing runtime": {
+			args:       []string{"-f", torchJob},
+			wantCode:   2,
+			wantStderr: "gantry render: ../../examples/01-torch-multi-node.yaml (document 1, TrainJob \"torch-mnist\"): spec.runtimeRef: ClusterTrainingRuntime \"torch-distributed\" is not in the input: add its file with -f\n",
+		},
+		"no TrainJob": {
+			args:       []string{"-f", torchRuntime},
+			wantCode:   2,
+			wantStderr: "gantry render: no TrainJob in the input: give one with -f\n",
+		},
+		"unsupported runtime kind": {
+			args:       []string{"-f", "-"},
+			stdin:      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\nspec:\n  runtimeRef: {name: x, apiGroup: example.com, kind: Blueprint}\n",
+			wantCode:   2,
+			wantStderr: "gantry render: <stdin> (document 1, TrainJob \"job\"): spec.runtimeRef: unsupported runtime: Blueprint.example.com\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"render"}, tc.args...), strings.NewReader(tc.stdin), &stdout, &stderr)
+			if diff := cmp.Diff(tc.wantCode, code); diff != "" {
+				t.Errorf("exit code (-want,+got):\n%s\nstderr: %s", diff, stderr.String())
+			}
+			for _, s := range tc.wantStdoutHas {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
+				}
+			}
+			if tc.wantStderr != "" {
+				if diff := cmp.Diff(tc.wantStderr, stderr.String()); diff != "" {
+					t.Errorf("stderr (-want,+got):\n%s", diff)
+				}
+			}
+			if tc.wantStderrHas != "" && !strings.Contains(stderr.String(), tc.wantStderrHas) {
+				t.Errorf("stderr lacks %q: %s", tc.wantStderrHas, stderr.String())
+			}
+			if tc.wantCode == 0 && stderr.Len() > 0 {
+				t.Errorf("unexpected stderr: %s", stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,93 @@
+package core
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+)
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	rt := utiltesting.MakeClusterTrainingRuntimeWrapper("torch").Label("team", "a").
+		Spec(utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+	rt.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	tj := utiltesting.MakeTrainJobWrapper("ns", "job").RuntimeRef(trainer.ClusterTrainingRuntimeKind, "torch").Obj()
+	tj.UID = "uid-1"
+
+	cm, err := NewSnapshot(tj, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("job-runtime-snapshot", cm.Name); diff != "" {
+		t.Errorf("name (-want,+got):\n%s", diff)
+	}
+	got, err := DecodeSnapshot(cm, tj)
+	if err != nil {
+		t.Fatalf("DecodeSnapshot() error: %v", err)
+	}
+	want := rt.DeepCopy()
+	want.ManagedFields = nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decoded runtime (-want,+got):\n%s", diff)
+	}
+	if len(rt.ManagedFields) != 1 {
+		t.Error("NewSnapshot changed the runtime")
+	}
+}
+
+func TestDecodeSnapshotRejects(t *testing.T) {
+	rt := utiltesting.MakeTrainingRuntimeWrapper("ns", "torch").Obj()
+	tj := utiltesting.MakeTrainJobWrapper("ns", "job").RuntimeRef(trainer.TrainingRuntimeKind, "torch").Obj()
+	tj.UID = "uid-1"
+	good, err := NewSnapshot(tj, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		mutate  func(*corev1.ConfigMap, *trainer.TrainJob)
+		wantErr string
+	}{
+		"owned by another object": {
+			mutate:  func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { cm.OwnerReferences[0].UID = "other" },
+			wantErr: "invalid runtime snapshot: ConfigMap job-runtime-snapshot is owned by another object",
+		},
+		"no owner": {
+			mutate:  func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { cm.OwnerReferences = nil },
+			wantErr: "invalid runtime snapshot: ConfigMap job-runtime-snapshot is owned by another object",
+		},
+		"missing key": {
+			mutate:  func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { delete(cm.Data, SnapshotKey) },
+			wantErr: `invalid runtime snapshot: ConfigMap job-runtime-snapshot has no "runtime" key`,
+		},
+		"not a runtime": {
+			mutate:  func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { cm.Data[SnapshotKey] = "spec: [1, 2" },
+			wantErr: "invalid runtime snapshot: ConfigMap job-runtime-snapshot: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'",
+		},
+		"another runtime name": {
+			mutate: func(_ *corev1.ConfigMap, tj *trainer.TrainJob) { tj.Spec.RuntimeRef.Name = "other" },
+			wantErr: `invalid runtime snapshot: the snapshot refers to the wrong runtime: TrainingRuntime.trainer.kubeflow.org "torch", ` +
+				`the TrainJob references TrainingRuntime.trainer.kubeflow.org "other"`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cm, job := good.DeepCopy(), tj.DeepCopy()
+			tc.mutate(cm, job)
+			_, err := DecodeSnapshot(cm, job)
+			if err == nil {
+				t.Fatal("DecodeSnapshot() succeeded")
+			}
+			if !errors.Is(err, ErrInvalidSnapshot) {
+				t.Errorf("error %v does not wrap ErrInvalidSnapshot", err)
+			}
+			if diff := cmp.Diff(tc.wantErr, err.Error()); diff != "" {
+				t.Errorf("error (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

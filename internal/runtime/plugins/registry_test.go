@@ -1,0 +1,33 @@
+package plugins
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+)
+
+// TestBuiltinOrder pins the registry order: it is the execution order inside every extension
+// point, so changing it changes what the controller builds.
+func TestBuiltinOrder(t *testing.T) {
+	var got []string
+	for _, e := range Builtin() {
+		got = append(got, e.Name)
+	}
+	want := []string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "JobSet"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Builtin() order (-want,+got):\n%s", diff)
+	}
+	fwk, err := framework.New(Builtin(), framework.Options{})
+	if err != nil {
+		t.Fatalf("framework.New(Builtin()) error: %v", err)
+	}
+	got = nil
+	for _, p := range fwk.Plugins() {
+		got = append(got, p.Name())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("framework plugin order (-want,+got):\n%s", diff)
+	}
+}

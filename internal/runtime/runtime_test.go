@@ -1,0 +1,99 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func q(s string) resource.Quantity { return resource.MustParse(s) }
+
+func TestUpsert(t *testing.T) {
+	env := UpsertEnv([]corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "1"}},
+		corev1.EnvVar{Name: "B", Value: "2"}, corev1.EnvVar{Name: "C", Value: "3"})
+	if diff := cmp.Diff([]corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}, {Name: "C", Value: "3"}}, env); diff != "" {
+		t.Errorf("UpsertEnv (-want,+got):\n%s", diff)
+	}
+	ports := UpsertPorts([]corev1.ContainerPort{{Name: "http", ContainerPort: 80}, {ContainerPort: 29500}},
+		corev1.ContainerPort{Name: "http", ContainerPort: 8080}, corev1.ContainerPort{ContainerPort: 29500, Protocol: corev1.ProtocolTCP})
+	wantPorts := []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {ContainerPort: 29500, Protocol: corev1.ProtocolTCP}}
+	if diff := cmp.Diff(wantPorts, ports); diff != "" {
+		t.Errorf("UpsertPorts (-want,+got):\n%s", diff)
+	}
+	mounts := UpsertVolumeMounts([]corev1.VolumeMount{{Name: "v", MountPath: "/a"}},
+		corev1.VolumeMount{Name: "v", MountPath: "/b"}, corev1.VolumeMount{Name: "w", MountPath: "/a"})
+	if diff := cmp.Diff([]corev1.VolumeMount{{Name: "w", MountPath: "/a"}, {Name: "v", MountPath: "/b"}}, mounts); diff != "" {
+		t.Errorf("UpsertVolumeMounts is keyed by mountPath (-want,+got):\n%s", diff)
+	}
+}
+
+func TestNumGPU(t *testing.T) {
+	cases := map[string]struct {
+		res  corev1.ResourceRequirements
+		want int64
+	}{
+		"none":             {},
+		"limits only":      {res: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": q("4")}}, want: 4},
+		"requests first":   {res: corev1.ResourceRequirements{Requests: corev1.ResourceList{"amd.com/gpu": q("2")}, Limits: corev1.ResourceList{"nvidia.com/gpu": q("4")}}, want: 2},
+		"case-insensitive": {res: corev1.ResourceRequirements{Limits: corev1.ResourceList{"example.com/GPU": q("1")}}, want: 1},
+		"cpu is not a gpu": {res: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("8")}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, NumGPU(tc.res)); diff != "" {
+				t.Errorf("NumGPU (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodRequests(t *testing.T) {
+	spec := &corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "init", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("6")}}},
+			{Name: "sidecar", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("1")}}},
+		},
+		Containers: []corev1.Container{
+			{Name: "node", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: q("2")},
+				Limits:   corev1.ResourceList{"nvidia.com/gpu": q("8"), corev1.ResourceCPU: q("4")},
+			}},
+			{Name: "agent", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("1Gi")}}},
+		},
+		Overhead: corev1.ResourceList{corev1.ResourceMemory: q("100Mi")},
+	}
+	// cpu: max(init 6, sidecar 1 + containers 2) = 6; gpu from the limit; memory 1Gi + overhead.
+	want := corev1.ResourceList{corev1.ResourceCPU: q("6"), "nvidia.com/gpu": q("8"), corev1.ResourceMemory: q("1124Mi")}
+	if diff := cmp.Diff(want, PodRequests(spec), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("PodRequests (-want,+got):\n%s", diff)
+	}
+	if _, ok := spec.Containers[0].Resources.Requests["nvidia.com/gpu"]; ok {
+		t.Error("PodRequests changed the spec")
+	}
+}
+
+func TestToUnstructured(t *testing.T) {
+	cm := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}},
+	}
+	got, err := ToUnstructured(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "p"},
+		// Empty objects that mean something, like emptyDir, stay.
+		"spec": map[string]any{"containers": nil, "volumes": []any{map[string]any{"name": "scratch", "emptyDir": map[string]any{}}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ToUnstructured (-want,+got):\n%s", diff)
+	}
+}
