@@ -4,7 +4,7 @@
 package runtime
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,7 +136,8 @@ func (i *Info) TrainerContainer() *Container {
 
 // Endpoint is the DNS name of pod podIdx of replica replicaIdx of replicated job rjob.
 func (i *Info) Endpoint(jobSetName, rjob string, replicaIdx, podIdx int32) string {
-	return fmt.Sprintf("%s-%s-%d-%d.%s", jobSetName, rjob, replicaIdx, podIdx, i.Subdomain)
+	// Concatenation, not Sprintf: a 1,000-node job computes 1,000 of these per build.
+	return jobSetName + "-" + rjob + "-" + strconv.Itoa(int(replicaIdx)) + "-" + strconv.Itoa(int(podIdx)) + "." + i.Subdomain
 }
 
 // Container returns the container called name, regular containers first, then init

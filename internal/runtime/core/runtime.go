@@ -113,15 +113,16 @@ func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt clien
 	if err != nil {
 		return nil, err
 	}
-	snapshot, err := NewSnapshot(tj, rt)
-	if err != nil {
-		return nil, err
-	}
 	objs, err := r.fwk.RunComponentBuilderPlugins(ctx, info, tj)
 	if err != nil {
 		return nil, err
 	}
-	objs = append([]runtime.Object{{Object: snapshot, Mode: runtime.ApplyIfAbsent}}, objs...)
+	snapshot := newSnapshotSkeleton(tj)
+	objs = append([]runtime.Object{{
+		Object:   snapshot,
+		Mode:     runtime.ApplyIfAbsent,
+		Complete: func() error { return fillSnapshot(snapshot, rt) },
+	}}, objs...)
 	for _, o := range objs {
 		if isConfigMapOrSecret(o.Object) {
 			labels := o.GetLabels()

@@ -26,17 +26,31 @@ func SnapshotName(tj *trainer.TrainJob) string {
 // NewSnapshot returns the ConfigMap that freezes the runtime tj started with: later reconciles
 // build from it, so editing or deleting the runtime never changes a running job.
 func NewSnapshot(tj *trainer.TrainJob, rt client.Object) (*corev1.ConfigMap, error) {
+	cm := newSnapshotSkeleton(tj)
+	if err := fillSnapshot(cm, rt); err != nil {
+		return nil, err
+	}
+	return cm, nil
+}
+
+// fillSnapshot writes the runtime's YAML into cm. Encoding YAML is most of the cost of a build,
+// so the controller does it only when the snapshot does not exist yet.
+func fillSnapshot(cm *corev1.ConfigMap, rt client.Object) error {
 	frozen, ok := rt.DeepCopyObject().(client.Object)
 	if !ok {
-		return nil, fmt.Errorf("%T is not a client.Object", rt)
+		return fmt.Errorf("%T is not a client.Object", rt)
 	}
 	frozen.SetManagedFields(nil)
-	gvk := trainer.GroupVersion.WithKind(runtimeKind(rt))
-	frozen.GetObjectKind().SetGroupVersionKind(gvk)
+	frozen.GetObjectKind().SetGroupVersionKind(trainer.GroupVersion.WithKind(runtimeKind(rt)))
 	data, err := yaml.Marshal(frozen)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the runtime snapshot: %w", err)
+		return fmt.Errorf("encoding the runtime snapshot: %w", err)
 	}
+	cm.Data = map[string]string{SnapshotKey: string(data)}
+	return nil
+}
+
+func newSnapshotSkeleton(tj *trainer.TrainJob) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -44,8 +58,7 @@ func NewSnapshot(tj *trainer.TrainJob, rt client.Object) (*corev1.ConfigMap, err
 			Namespace:       tj.Namespace,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
 		},
-		Data: map[string]string{SnapshotKey: string(data)},
-	}, nil
+	}
 }
 
 func runtimeKind(rt client.Object) string {
