@@ -2,13 +2,13 @@ package render
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	gruntime "github.com/gantry-ml/gantry/internal/runtime"
@@ -76,7 +76,7 @@ func BenchmarkRenderMPI1000Nodes(b *testing.B) {
 	node.Template.Labels = nil
 	launcher := jobs[2]
 	launcher.Name = "launcher"
-	spec.Template.Spec.ReplicatedJobs = append(jobs[:0:0], node, launcher)
+	spec.Template.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{node, launcher}
 	rt := utiltesting.MakeClusterTrainingRuntimeWrapper("deepspeed-distributed").Spec(spec).Obj()
 	tj := utiltesting.MakeTrainJobWrapper("default", "mpi").Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1000).Obj()).Obj()
 	tj.UID = "uid"
@@ -85,7 +85,7 @@ func BenchmarkRenderMPI1000Nodes(b *testing.B) {
 		b.Fatal(err)
 	}
 	if got := info.PodSetByName("node").Count; got != 999 {
-		b.Fatal(fmt.Sprintf("node count %d, want 999", got))
+		b.Fatalf("node count %d, want 999", got)
 	}
 	benchmarkRender(b, tj, rt, false)
 }
