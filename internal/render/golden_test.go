@@ -48,6 +48,7 @@ var goldenCases = map[string]struct {
 	"torchtune-1b-dora":          {files: []string{inputs + "tune-1b-dora.yaml", runtimes + "torchtune-llama3.2-1b.yaml"}},
 	"torchtune-3b-qlora":         {files: []string{inputs + "tune-3b-qlora.yaml", runtimes + "torchtune-llama3.2-3b.yaml"}},
 	"torchtune-qwen-full":        {files: []string{inputs + "tune-qwen-full.yaml", runtimes + "torchtune-qwen2.5-1.5b.yaml"}},
+	"volcano-gang":               {files: []string{inputs + "volcano.yaml"}},
 
 	"validate-torchtune-qwen-qlora":        {validate: true, files: []string{inputs + "tune-qwen-qlora.yaml", runtimes + "torchtune-qwen2.5-1.5b.yaml"}},
 	"validate-torchtune-1b-multinode":      {validate: true, files: []string{inputs + "tune-1b-multinode.yaml", runtimes + "torchtune-llama3.2-1b.yaml"}},
@@ -55,6 +56,7 @@ var goldenCases = map[string]struct {
 	"validate-torchtune-qlora-distributed": {validate: true, files: []string{inputs + "tune-1b-qlora-distributed.yaml", runtimes + "torchtune-llama3.2-1b.yaml"}},
 	"validate-torchtune-immutable-arg":     {validate: true, files: []string{inputs + "tune-1b-immutable.yaml", runtimes + "torchtune-llama3.2-1b.yaml"}},
 	"validate-torch-reserved-env-patches":  {validate: true, files: []string{inputs + "torch-reserved-env.yaml", runtimes + "torch-distributed.yaml"}},
+	"validate-volcano-empty-queue":         {validate: true, files: []string{inputs + "volcano-empty-queue.yaml"}},
 	"validate-valid-deepspeed":             {validate: true, files: []string{examples + "06-deepspeed-mpi.yaml", runtimes + "deepspeed-distributed.yaml"}},
 }
 

@@ -4,16 +4,18 @@ package plugins
 
 import (
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/coscheduling"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/jax"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/jobset"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/mpi"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/plainml"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/torch"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/volcano"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/xgboost"
 )
 
-// Builtin returns the built-in plugins in execution order: the ML policies first, the template
-// owner (JobSet) last, so its Build sees every PodSet change.
+// Builtin returns the built-in plugins in execution order: the ML policies, the gang schedulers,
+// and the template owner (JobSet) last, so its Build sees every PodSet change.
 func Builtin() []framework.Entry {
 	return []framework.Entry{
 		{Name: plainml.Name, New: plainml.New},
@@ -21,6 +23,8 @@ func Builtin() []framework.Entry {
 		{Name: mpi.Name, New: mpi.New},
 		{Name: jax.Name, New: jax.New},
 		{Name: xgboost.Name, New: xgboost.New},
+		{Name: coscheduling.Name, New: coscheduling.New},
+		{Name: volcano.Name, New: volcano.New},
 		{Name: jobset.Name, New: jobset.New},
 	}
 }

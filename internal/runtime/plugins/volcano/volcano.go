@@ -1,0 +1,113 @@
+// Package volcano gangs a TrainJob's pods with a Volcano PodGroup, in the queue the runtime or a
+// runtime patch names.
+package volcano
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+)
+
+// Name of the plugin.
+const Name = "Volcano"
+
+// Volcano is the Volcano gang policy.
+type Volcano struct{}
+
+var (
+	_ framework.EnforcePodGroupPolicyPlugin = (*Volcano)(nil)
+	_ framework.ComponentBuilderPlugin      = (*Volcano)(nil)
+	_ framework.CustomValidationPlugin      = (*Volcano)(nil)
+)
+
+// New creates the plugin.
+func New(framework.Options) (framework.Plugin, error) {
+	return &Volcano{}, nil
+}
+
+// Name returns the plugin name.
+func (*Volcano) Name() string { return Name }
+
+func enabled(info *runtime.Info) bool {
+	return info.RuntimePolicy.PodGroupPolicy != nil && info.RuntimePolicy.PodGroupPolicy.Volcano != nil
+}
+
+// EnforcePodGroupPolicy annotates every pod with its PodGroup.
+func (*Volcano) EnforcePodGroupPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
+	if enabled(info) {
+		info.Scheduler.PodAnnotations[volcanov1beta1.KubeGroupNameAnnotationKey] = tj.Name
+	}
+	return nil
+}
+
+// Build returns the PodGroup sized for the whole gang, in the queue of the JobSet annotation
+// scheduling.volcano.sh/queue-name, with the pods' priority class. It is not changed while the
+// TrainJob runs.
+func (*Volcano) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
+	if !enabled(info) {
+		return nil, nil
+	}
+	members, resources := info.GangSize()
+	pg := &volcanov1beta1.PodGroup{
+		TypeMeta: metav1.TypeMeta{APIVersion: volcanov1beta1.SchemeGroupVersion.String(), Kind: "PodGroup"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            tj.Name,
+			Namespace:       tj.Namespace,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
+		},
+		Spec: volcanov1beta1.PodGroupSpec{
+			MinMember:         members,
+			MinResources:      &resources,
+			Queue:             info.Annotations[volcanov1beta1.QueueNameAnnotationKey],
+			PriorityClassName: priorityClassName(info),
+		},
+	}
+	if nt := info.RuntimePolicy.PodGroupPolicy.Volcano.NetworkTopology; nt != nil {
+		pg.Spec.NetworkTopology = nt.DeepCopy()
+	}
+	return []runtime.Object{{Object: pg, Mode: runtime.ApplyUnlessRunning}}, nil
+}
+
+// priorityClassName is the last priority class the replicated jobs' pods set, in template order.
+func priorityClassName(info *runtime.Info) string {
+	name := ""
+	for _, rj := range info.Template.ReplicatedJobs {
+		if p := rj.Template.Spec.Template.Spec.PriorityClassName; p != "" {
+			name = p
+		}
+	}
+	return name
+}
+
+// Validate refuses an empty queue annotation, which Volcano would reject only once the job runs.
+func (*Volcano) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
+	if !enabled(info) {
+		return nil, nil
+	}
+	queue, ok := info.Annotations[volcanov1beta1.QueueNameAnnotationKey]
+	if !ok || queue != "" {
+		return nil, nil
+	}
+	path := field.NewPath("spec", "runtimeRef")
+	for i := len(tj.Spec.RuntimePatches) - 1; i >= 0; i-- {
+		p := tj.Spec.RuntimePatches[i].TrainingRuntimeSpec
+		if p != nil && p.Template != nil && p.Template.Metadata != nil {
+			if _, set := p.Template.Metadata.Annotations[volcanov1beta1.QueueNameAnnotationKey]; set {
+				path = field.NewPath("spec", "runtimePatches").Index(i).Child("trainingRuntimeSpec", "template", "metadata", "annotations").
+					Key(volcanov1beta1.QueueNameAnnotationKey)
+				break
+			}
+		}
+	}
+	return nil, field.ErrorList{field.Invalid(path, queue,
+		fmt.Sprintf("Volcano queue name must not be empty (annotation %s)", volcanov1beta1.QueueNameAnnotationKey))}
+}
+
