@@ -110,4 +110,3 @@ func (*Volcano) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission
 	return nil, field.ErrorList{field.Invalid(path, queue,
 		fmt.Sprintf("Volcano queue name must not be empty (annotation %s)", volcanov1beta1.QueueNameAnnotationKey))}
 }
-
