@@ -49,6 +49,7 @@ var goldenCases = map[string]struct {
 	"torchtune-3b-qlora":         {files: []string{inputs + "tune-3b-qlora.yaml", runtimes + "torchtune-llama3.2-3b.yaml"}},
 	"torchtune-qwen-full":        {files: []string{inputs + "tune-qwen-full.yaml", runtimes + "torchtune-qwen2.5-1.5b.yaml"}},
 	"volcano-gang":               {files: []string{inputs + "volcano.yaml"}},
+	"flux-lammps":                {files: []string{examples + "08-flux-lammps.yaml"}},
 
 	"validate-torchtune-qwen-qlora":        {validate: true, files: []string{inputs + "tune-qwen-qlora.yaml", runtimes + "torchtune-qwen2.5-1.5b.yaml"}},
 	"validate-torchtune-1b-multinode":      {validate: true, files: []string{inputs + "tune-1b-multinode.yaml", runtimes + "torchtune-llama3.2-1b.yaml"}},

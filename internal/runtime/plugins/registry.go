@@ -5,6 +5,7 @@ package plugins
 import (
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/coscheduling"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/flux"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/jax"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/jobset"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/mpi"
@@ -23,6 +24,7 @@ func Builtin() []framework.Entry {
 		{Name: mpi.Name, New: mpi.New},
 		{Name: jax.Name, New: jax.New},
 		{Name: xgboost.Name, New: xgboost.New},
+		{Name: flux.Name, New: flux.New},
 		{Name: coscheduling.Name, New: coscheduling.New},
 		{Name: volcano.Name, New: volcano.New},
 		{Name: jobset.Name, New: jobset.New},

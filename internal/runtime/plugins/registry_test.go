@@ -15,7 +15,7 @@ func TestBuiltinOrder(t *testing.T) {
 	for _, e := range Builtin() {
 		got = append(got, e.Name)
 	}
-	want := []string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "CoScheduling", "Volcano", "JobSet"}
+	want := []string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "Volcano", "JobSet"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Builtin() order (-want,+got):\n%s", diff)
 	}

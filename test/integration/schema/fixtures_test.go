@@ -53,7 +53,11 @@ var _ = ginkgo.Describe("Shipped runtimes and examples", func() {
 		gomega.Expect(files).NotTo(gomega.BeEmpty())
 		for _, f := range files {
 			for _, obj := range readObjects(f) {
-				obj.SetNamespace(ns)
+				if obj.GetKind() == trainer.ClusterTrainingRuntimeKind {
+					ginkgo.DeferCleanup(func() { gomega.Expect(k8sClient.Delete(ctx, obj)).To(gomega.Succeed()) })
+				} else {
+					obj.SetNamespace(ns)
+				}
 				want := obj.DeepCopy()
 				gomega.Expect(k8sClient.Create(ctx, obj, strict)).To(gomega.Succeed(), f)
 
