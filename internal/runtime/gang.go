@@ -1,6 +1,10 @@
 package runtime
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"gopkg.in/inf.v0"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // GangSize is the size of the TrainJob's gang: every pod of every replicated job, initializers
 // included, and the resources they request together. Gang schedulers admit all of them or none.
@@ -11,10 +15,10 @@ func (i *Info) GangSize() (int32, corev1.ResourceList) {
 		pods := ps.Replicas * ps.Count
 		members += pods
 		for name, q := range ps.SinglePodRequests {
+			each := q.AsDec()
+			times := new(inf.Dec).Mul(each, inf.NewDec(int64(pods), 0))
 			sum := total[name]
-			for range pods {
-				sum.Add(q)
-			}
+			sum.Add(*resource.NewDecimalQuantity(*times, q.Format))
 			total[name] = sum
 		}
 	}

@@ -43,12 +43,34 @@ func (*JobSet) Name() string { return Name }
 func (*JobSet) PreBuildSync(info *runtime.Info, tj *trainer.TrainJob) error {
 	for i := range info.PodSets {
 		ps := &info.PodSets[i]
+		if err := checkSize(ps); err != nil {
+			return err
+		}
 		ps.Endpoints = make([]string, 0, int(ps.Replicas)*int(ps.Count))
 		for r := range ps.Replicas {
 			for p := range ps.Count {
 				ps.Endpoints = append(ps.Endpoints, info.Endpoint(tj.Name, ps.Name, r, p))
 			}
 		}
+	}
+	return nil
+}
+
+// MaxPodsPerJob is the most pods one Indexed Job may run (its completions limit); a larger count
+// could never start, so it is refused before anything is built for it.
+const MaxPodsPerJob = 100_000
+
+// maxPodsPerReplicatedJob bounds replicas times pods, so a mistyped count fails fast instead of
+// building millions of endpoints.
+const maxPodsPerReplicatedJob = 1_000_000
+
+func checkSize(ps *runtime.PodSet) error {
+	if ps.Count > MaxPodsPerJob {
+		return fmt.Errorf("replicated job %q would run %d pods per Job; an Indexed Job runs at most %d", ps.Name, ps.Count, MaxPodsPerJob)
+	}
+	if pods := int64(ps.Replicas) * int64(ps.Count); pods > maxPodsPerReplicatedJob {
+		return fmt.Errorf("replicated job %q would run %d pods (%d replicas of %d); the limit is %d",
+			ps.Name, pods, ps.Replicas, ps.Count, maxPodsPerReplicatedJob)
 	}
 	return nil
 }

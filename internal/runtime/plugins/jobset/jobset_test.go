@@ -239,3 +239,40 @@ func TestValidateInitializers(t *testing.T) {
 		})
 	}
 }
+
+func TestSizeLimits(t *testing.T) {
+	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Trainer(utiltesting.MakeTrainerWrapper().NumNodes(100_001).Obj()).Obj()
+	info := newInfo(t, utiltesting.MakeTrainingRuntimeSpecWrapper().Obj(), tj)
+	_, errs := (&JobSet{}).Validate(info, nil, tj)
+	if diff := cmp.Diff("spec.trainer.numNodes: Invalid value: 100001: must be at most 100000, the most pods an Indexed Job runs",
+		errs.ToAggregate().Error()); diff != "" {
+		t.Errorf("Validate() (-want,+got):\n%s", diff)
+	}
+	cases := map[string]struct {
+		replicas, count int32
+		want            string
+	}{
+		"at the limit": {replicas: 1, count: 100_000},
+		"too many pods per Job": {
+			replicas: 1, count: 100_001,
+			want: `replicated job "node" would run 100001 pods per Job; an Indexed Job runs at most 100000`,
+		},
+		"too many pods in all": {
+			replicas: 2_000_000, count: 1,
+			want: `replicated job "node" would run 2000000 pods (2000000 replicas of 1); the limit is 1000000`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ps := info.PodSetByName("node")
+			ps.Replicas, ps.Count = tc.replicas, tc.count
+			got := ""
+			if err := (&JobSet{}).PreBuildSync(info, tj); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PreBuildSync() (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -29,6 +29,10 @@ func (*JobSet) Validate(info *runtime.Info, old, tj *trainer.TrainJob) (admissio
 			errs = append(errs, validateInitializer(info, path.Child("model"), trainer.AncestorModelInitializer, "modelConfig")...)
 		}
 	}
+	if t := tj.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes > MaxPodsPerJob {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes,
+			fmt.Sprintf("must be at most %d, the most pods an Indexed Job runs", MaxPodsPerJob)))
+	}
 	errs = append(errs, validateRuntimePatches(info, tj)...)
 	if old != nil {
 		errs = append(errs, validatePatchChange(info, old, tj)...)
