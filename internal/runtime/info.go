@@ -45,6 +45,10 @@ type Info struct {
 
 	// JobSet is the TrainJob's existing JobSet as core read it; nil when absent or not read.
 	JobSet *jobsetv1alpha2.JobSet
+
+	// PriorityClasses are the names of the cluster's PriorityClasses, read for admission; nil
+	// when not read (offline rendering), which skips the checks that need them.
+	PriorityClasses map[string]bool
 }
 
 // Policy is the runtime's ML and gang-scheduling policy.

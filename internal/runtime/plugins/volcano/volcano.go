@@ -87,14 +87,19 @@ func priorityClassName(info *runtime.Info) string {
 	return name
 }
 
-// Validate refuses an empty queue annotation, which Volcano would reject only once the job runs.
+// builtinPriorityClasses exist in every cluster.
+var builtinPriorityClasses = map[string]bool{"system-cluster-critical": true, "system-node-critical": true}
+
+// Validate refuses an empty queue annotation and priority classes that do not exist, which Volcano
+// would reject only once the job runs.
 func (*Volcano) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
 	if !enabled(info) {
 		return nil, nil
 	}
+	errs := validatePriorityClasses(info)
 	queue, ok := info.Annotations[volcanov1beta1.QueueNameAnnotationKey]
 	if !ok || queue != "" {
-		return nil, nil
+		return nil, errs
 	}
 	path := field.NewPath("spec", "runtimeRef")
 	for i := len(tj.Spec.RuntimePatches) - 1; i >= 0; i-- {
@@ -107,6 +112,22 @@ func (*Volcano) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission
 			}
 		}
 	}
-	return nil, field.ErrorList{field.Invalid(path, queue,
-		fmt.Sprintf("Volcano queue name must not be empty (annotation %s)", volcanov1beta1.QueueNameAnnotationKey))}
+	return nil, append(errs, field.Invalid(path, queue,
+		fmt.Sprintf("Volcano queue name must not be empty (annotation %s)", volcanov1beta1.QueueNameAnnotationKey)))
+}
+
+func validatePriorityClasses(info *runtime.Info) field.ErrorList {
+	if info.PriorityClasses == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, rj := range info.Template.ReplicatedJobs {
+		name := rj.Template.Spec.Template.Spec.PriorityClassName
+		if name == "" || builtinPriorityClasses[name] || info.PriorityClasses[name] {
+			continue
+		}
+		errs = append(errs, field.Invalid(field.NewPath("spec", "templateSpec", "priorityClassName"), name,
+			fmt.Sprintf("PriorityClass %q doesn't exist: replicated job %q uses it", name, rj.Name)))
+	}
+	return errs
 }

@@ -1,0 +1,60 @@
+package coscheduling
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+)
+
+func TestPodGroup(t *testing.T) {
+	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().NumNodes(100).Torch(&trainer.TorchMLPolicySource{}).
+		Coscheduling(&trainer.CoschedulingPodGroupPolicySource{ScheduleTimeoutSeconds: ptr.To[int32](100)}).Obj()
+	for i := range spec.Template.Spec.ReplicatedJobs {
+		spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec.Containers[0].Resources.Requests =
+			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	}
+	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Obj()
+	info, err := core.NewInfo(tj, "rt", &spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &CoScheduling{}
+	if err := p.EnforcePodGroupPolicy(info, tj); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"scheduling.x-k8s.io/pod-group": "tj"}, info.Scheduler.PodLabels); diff != "" {
+		t.Errorf("pod labels (-want,+got):\n%s", diff)
+	}
+	objs, err := p.Build(context.Background(), info, tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].Mode != runtime.ApplyUnlessRunning {
+		t.Fatalf("Build() = %v, want one PodGroup applied unless running", objs)
+	}
+	pg := objs[0].Object.(*schedulerpluginsv1alpha1.PodGroup)
+	// 100 nodes and 2 initializers, one CPU each.
+	want := schedulerpluginsv1alpha1.PodGroupSpec{
+		MinMember:              102,
+		MinResources:           corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("102")},
+		ScheduleTimeoutSeconds: ptr.To[int32](100),
+	}
+	if diff := cmp.Diff(want, pg.Spec, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("PodGroup spec (-want,+got):\n%s", diff)
+	}
+
+	info.RuntimePolicy.PodGroupPolicy = nil
+	if objs, _ := p.Build(context.Background(), info, tj); len(objs) != 0 {
+		t.Errorf("Build() without the policy = %v, want nothing", objs)
+	}
+}

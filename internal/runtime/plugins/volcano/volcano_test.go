@@ -1,0 +1,57 @@
+package volcano
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+)
+
+func TestValidate(t *testing.T) {
+	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
+	spec.PodGroupPolicy = &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{Volcano: &trainer.VolcanoPodGroupPolicySource{}}}
+	spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.PriorityClassName = "system-node-critical"
+	spec.Template.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.PriorityClassName = "batch-low"
+	spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.PriorityClassName = "missing"
+	cases := map[string]struct {
+		classes map[string]bool
+		queue   *string
+		want    string
+	}{
+		"priority classes not read: not checked": {},
+		"existing and built-in classes pass, a missing one fails": {
+			classes: map[string]bool{"batch-low": true},
+			want:    `spec.templateSpec.priorityClassName: Invalid value: "missing": PriorityClass "missing" doesn't exist: replicated job "node" uses it`,
+		},
+		"an empty queue in the runtime": {
+			classes: map[string]bool{"batch-low": true, "missing": true},
+			queue:   new(string),
+			want:    `spec.runtimeRef: Invalid value: "": Volcano queue name must not be empty (annotation scheduling.volcano.sh/queue-name)`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := *spec.DeepCopy()
+			if tc.queue != nil {
+				s.Template.Metadata.Annotations = map[string]string{"scheduling.volcano.sh/queue-name": *tc.queue}
+			}
+			tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Obj()
+			info, err := core.NewInfo(tj, "rt", &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info.PriorityClasses = tc.classes
+			_, errs := (&Volcano{}).Validate(info, nil, tj)
+			got := ""
+			if len(errs) > 0 {
+				got = errs.ToAggregate().Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Validate() (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
