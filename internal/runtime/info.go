@@ -4,6 +4,7 @@
 package runtime
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -136,6 +137,20 @@ func (i *Info) TrainerContainer() *Container {
 		return nil
 	}
 	return ps.Container(NodeContainer)
+}
+
+// TrainerNode returns the trainer PodSet and its node container, or an error naming what the
+// runtime lacks.
+func (i *Info) TrainerNode() (*PodSet, *Container, error) {
+	ps := i.PodSetByAncestor(AncestorTrainer)
+	if ps == nil {
+		return nil, nil, fmt.Errorf("the runtime has no replicated job labelled %s=%s", trainer.AncestorLabel, AncestorTrainer)
+	}
+	node := ps.Container(NodeContainer)
+	if node == nil {
+		return nil, nil, fmt.Errorf("replicated job %q has no %q container", ps.Name, NodeContainer)
+	}
+	return ps, node, nil
 }
 
 // Endpoint is the DNS name of pod podIdx of replica replicaIdx of replicated job rjob.

@@ -82,7 +82,7 @@ func (*Flux) MLPolicyKind() runtime.MLPolicyKind { return runtime.Flux }
 // EnforceMLPolicy wraps the training command in the Flux entrypoint and adds the installer, the
 // volumes and the mounts a broker needs.
 func (*Flux) EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
-	ps, node, err := trainerNode(info)
+	ps, node, err := info.TrainerNode()
 	if err != nil {
 		return err
 	}
@@ -130,18 +130,6 @@ func entrypointVolume(tj *trainer.TrainJob) string {
 	return tj.Name + entrypointSuffix
 }
 
-func trainerNode(info *runtime.Info) (*runtime.PodSet, *runtime.Container, error) {
-	ps := info.PodSetByAncestor(trainer.AncestorTrainer)
-	if ps == nil {
-		return nil, nil, fmt.Errorf("the runtime has no replicated job labelled %s=%s", trainer.AncestorLabel, trainer.AncestorTrainer)
-	}
-	node := ps.Container(runtime.NodeContainer)
-	if node == nil {
-		return nil, nil, fmt.Errorf("replicated job %q has no %q container", ps.Name, runtime.NodeContainer)
-	}
-	return ps, node, nil
-}
-
 // settings are the broker settings: defaults, overridden by the node container's env (the
 // runtime's, then the TrainJob's).
 func settings(node *runtime.Container) map[string]string {
@@ -162,7 +150,7 @@ func (*Flux) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) 
 	if info.RuntimePolicy.Kind() != runtime.Flux {
 		return nil, nil
 	}
-	ps, node, err := trainerNode(info)
+	ps, node, err := info.TrainerNode()
 	if err != nil {
 		return nil, err
 	}

@@ -58,13 +58,9 @@ func (*Torch) EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
 		return nil
 	}
 	info.SetTrainerCount(t.NumNodes)
-	ps := info.PodSetByAncestor(trainer.AncestorTrainer)
-	if ps == nil {
-		return fmt.Errorf("the runtime has no replicated job labelled %s=%s", trainer.AncestorLabel, trainer.AncestorTrainer)
-	}
-	node := ps.Container(runtime.NodeContainer)
-	if node == nil {
-		return fmt.Errorf("replicated job %q has no %q container", ps.Name, runtime.NodeContainer)
+	ps, node, err := info.TrainerNode()
+	if err != nil {
+		return err
 	}
 	nproc := numProcPerNode(info, t)
 	tune := isTorchtune(t)
