@@ -1,0 +1,79 @@
+package crdschema
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-ml/gantry/config/crd"
+)
+
+var trainJobGVK = schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "TrainJob"}
+
+func load(t *testing.T) *Schemas {
+	t.Helper()
+	s, err := Load(crd.Bases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDefault(t *testing.T) {
+	s := load(t)
+	obj := map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+		"metadata": map[string]any{"name": "job"},
+		"spec": map[string]any{
+			"runtimeRef": map[string]any{"name": "torch"},
+			"trainer":    map[string]any{"numNodes": int64(2), "gpus": int64(8)},
+			"extra":      true,
+		},
+	}
+	unknown, err := s.Default(trainJobGVK, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"spec.extra", "spec.trainer.gpus"}, unknown); diff != "" {
+		t.Errorf("unknown fields (-want,+got):\n%s", diff)
+	}
+	want := map[string]any{
+		"runtimeRef": map[string]any{"name": "torch", "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"},
+		"trainer":    map[string]any{"numNodes": int64(2)},
+		"suspend":    false,
+		"managedBy":  "trainer.kubeflow.org/trainjob-controller",
+	}
+	if diff := cmp.Diff(want, obj["spec"]); diff != "" {
+		t.Errorf("defaulted spec (-want,+got):\n%s", diff)
+	}
+	if !s.Has(trainJobGVK) || s.Has(schema.GroupVersionKind{Group: "x", Version: "v1", Kind: "Y"}) {
+		t.Error("Has() does not reflect the loaded kinds")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s := load(t)
+	obj := map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+		"metadata": map[string]any{"name": "Job"},
+		"spec": map[string]any{
+			"runtimeRef": map[string]any{"name": "torch"},
+			"trainer":    map[string]any{"numNodes": int64(-1)},
+			"managedBy":  "someone",
+		},
+	}
+	var got []string
+	for _, e := range s.Validate(context.Background(), trainJobGVK, obj) {
+		got = append(got, e.Field+": "+e.Detail)
+	}
+	want := []string{
+		"spec.trainer.numNodes: spec.trainer.numNodes in body should be greater than or equal to 0",
+		"<nil>: metadata.name must match RFC 1035 DNS label format",
+		"spec.managedBy: ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Validate() (-want,+got):\n%s", diff)
+	}
+}
