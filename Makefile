@@ -33,8 +33,9 @@ generate: controller-gen ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRDs into config/crd/bases.
+manifests: controller-gen ## Generate the CRDs into config/crd/bases and the manager's ClusterRole into config/rbac.
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=kubeflow-trainer-controller-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: fmt
 fmt: ## Run gofmt on the module.

@@ -20,11 +20,7 @@ import (
 
 // NewRuntime returns a Runtime with the built-in plugins.
 func NewRuntime() (*core.Runtime, error) {
-	fwk, err := framework.New(plugins.Builtin(), framework.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return core.New(fwk)
+	return plugins.NewRuntime(framework.Options{})
 }
 
 // Objects renders every object the controller would apply for the input's TrainJob, in apply

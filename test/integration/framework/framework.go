@@ -1,5 +1,5 @@
 // Package framework starts the control plane of an integration suite: one envtest apiserver with
-// Gantry's CRDs and the JobSet CRDs of the pinned sigs.k8s.io/jobset module.
+// Gantry's CRDs and the external CRDs of the pinned modules, and in-process managers.
 package framework
 
 import (
@@ -8,13 +8,11 @@ import (
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/scheme"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -30,29 +28,21 @@ type Framework struct {
 	Scheme *runtime.Scheme
 }
 
-// NewScheme returns a scheme with the core, Gantry and JobSet types.
-func NewScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, trainer.AddToScheme, jobsetv1alpha2.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-// CRDPaths are the CRD directories every suite installs: Gantry's generated CRDs and JobSet's, read
-// from the module cache.
+// CRDPaths are the CRD directories every suite installs: Gantry's generated CRDs, JobSet's and the
+// coscheduling PodGroup's, read from the module cache at the versions go.mod pins.
 func CRDPaths() ([]string, error) {
 	jobset, err := util.ModuleDir("sigs.k8s.io/jobset")
+	if err != nil {
+		return nil, err
+	}
+	schedulerPlugins, err := util.ModuleDir("sigs.k8s.io/scheduler-plugins")
 	if err != nil {
 		return nil, err
 	}
 	return []string{
 		filepath.Join(util.RepoRoot(), "config", "crd", "bases"),
 		filepath.Join(jobset, "config", "components", "crd", "bases"),
+		filepath.Join(schedulerPlugins, "manifests", "coscheduling", "crd.yaml"),
 	}, nil
 }
 
@@ -66,7 +56,7 @@ func (f *Framework) Start(_ context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.Scheme, err = NewScheme()
+	f.Scheme, err = scheme.New()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"crypto/tls"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+)
+
+func write(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoad(t *testing.T) {
+	cases := map[string]struct {
+		content string
+		wantErr string
+	}{
+		"a full file": {content: `apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+webhook: {port: 9443}
+metrics: {bindAddress: ":8443"}
+leaderElection: {leaderElect: true, resourceName: trainer.kubeflow.org}
+controller:
+  groupKindConcurrency: {TrainJob.trainer.kubeflow.org: 5}
+clientConnection: {qps: 50, burst: 100}
+tls: {minVersion: "1.2", cipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]}
+`},
+		"an empty file": {content: ""},
+		"a misspelled field": {
+			content: "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\nwebhooks: {port: 1}\n",
+			wantErr: `invalid configuration: PATH: error unmarshaling JSON: while decoding JSON: json: unknown field "webhooks"`,
+		},
+		"another kind": {
+			content: "apiVersion: v1\nkind: ConfigMap\n",
+			wantErr: `invalid configuration: PATH: apiVersion/kind is "v1" "ConfigMap", want "config.trainer.kubeflow.org/v1alpha1" "Configuration"`,
+		},
+		"bad values": {
+			content: "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\nwebhook: {port: 70000}\n" +
+				"controller: {groupKindConcurrency: {TrainJob.trainer.kubeflow.org: 0}}\nclientConnection: {qps: -1}\ntls: {minVersion: \"1.4\"}\n",
+			wantErr: `invalid configuration: [webhook.port: Invalid value: 70000: must be between 1 and 65535, ` +
+				`clientConnection.qps: Invalid value: -1: must not be negative, ` +
+				`controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]: Invalid value: 0: must be at least 1, ` +
+				`tls.minVersion: Invalid value: "1.4": must be one of 1.0, 1.1, 1.2, 1.3]`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := write(t, tc.content)
+			cfg, err := Load(path)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			want := tc.wantErr
+			if want != "" {
+				want = strings.ReplaceAll(want, "PATH", path)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Load() error (-want,+got):\n%s", diff)
+			}
+			if err == nil && (cfg.Webhook.Port == nil || cfg.ClientConnection == nil) {
+				t.Error("Load() did not apply defaults")
+			}
+		})
+	}
+	if _, err := Load(""); err != nil {
+		t.Errorf("Load(\"\") = %v, want the defaults", err)
+	}
+}
+
+func TestTLSConfig(t *testing.T) {
+	c := &tls.Config{}
+	TLSConfig(nil)(c)
+	if diff := cmp.Diff([]string{"http/1.1"}, c.NextProtos); diff != "" {
+		t.Errorf("HTTP/2 must be off by default (-want,+got):\n%s", diff)
+	}
+	c = &tls.Config{}
+	TLSConfig(&configapi.TLSOptions{MinVersion: "1.3", NextProtos: []string{"h2", "http/1.1"}})(c)
+	if diff := cmp.Diff([]any{uint16(tls.VersionTLS13), []string{"h2", "http/1.1"}}, []any{c.MinVersion, c.NextProtos}); diff != "" {
+		t.Errorf("TLS options (-want,+got):\n%s", diff)
+	}
+}

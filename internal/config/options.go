@@ -1,0 +1,108 @@
+package config
+
+import (
+	"crypto/tls"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+)
+
+// Options turns a defaulted, valid Configuration into manager options.
+func Options(cfg *configapi.Configuration, scheme *runtime.Scheme) ctrl.Options {
+	tlsOpts := []func(*tls.Config){TLSConfig(cfg.TLS)}
+	metrics := metricsserver.Options{
+		BindAddress:   cfg.Metrics.BindAddress,
+		SecureServing: *cfg.Metrics.SecureServing,
+		TLSOpts:       tlsOpts,
+	}
+	if *cfg.Metrics.Auth.Enabled {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	le := cfg.LeaderElection
+	return ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
+		ReadinessEndpointName:         "/" + cfg.Health.ReadinessEndpointName,
+		LivenessEndpointName:          "/" + cfg.Health.LivenessEndpointName,
+		LeaderElection:                *le.LeaderElect,
+		LeaderElectionID:              le.ResourceName,
+		LeaderElectionNamespace:       le.ResourceNamespace,
+		LeaderElectionResourceLock:    le.ResourceLock,
+		LeaseDuration:                 ptr.To(le.LeaseDuration.Duration),
+		RenewDeadline:                 ptr.To(le.RenewDeadline.Duration),
+		RetryPeriod:                   ptr.To(le.RetryPeriod.Duration),
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port:    int(*cfg.Webhook.Port),
+			Host:    *cfg.Webhook.Host,
+			TLSOpts: tlsOpts,
+		}),
+		Controller: ctrlconfig.Controller{GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency)},
+		Cache:      CacheOptions(),
+	}
+}
+
+// CacheOptions restrict the ConfigMap and Secret informers to the objects Gantry created, which
+// carry the TrainJob label: the manager's memory then does not grow with unrelated objects.
+func CacheOptions() cache.Options {
+	req, err := labels.NewRequirement(core.TrainJobNameLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	owned := cache.ByObject{Label: labels.NewSelector().Add(*req)}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: owned,
+		&corev1.Secret{}:    owned,
+	}}
+}
+
+// RESTConfig applies the client rate limits.
+func RESTConfig(cfg *configapi.Configuration, rc *rest.Config) *rest.Config {
+	rc = rest.CopyConfig(rc)
+	rc.QPS = *cfg.ClientConnection.QPS
+	rc.Burst = int(*cfg.ClientConnection.Burst)
+	return rc
+}
+
+// TLSConfig applies the tls options: minimum version, cipher suites, and ALPN protocols, with
+// HTTP/2 off unless asked for (CVE-2023-44487, CVE-2023-39325).
+func TLSConfig(opts *configapi.TLSOptions) func(*tls.Config) {
+	return func(c *tls.Config) {
+		c.NextProtos = []string{"http/1.1"}
+		if opts == nil {
+			return
+		}
+		if v, err := TLSVersion(opts.MinVersion); err == nil && v != 0 {
+			c.MinVersion = v
+		}
+		if ids, err := CipherSuites(opts.CipherSuites); err == nil && len(ids) > 0 {
+			c.CipherSuites = ids
+		}
+		if len(opts.NextProtos) > 0 {
+			c.NextProtos = opts.NextProtos
+		}
+	}
+}
+
+func toInt(m map[string]int32) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = int(v)
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+)
+
+// SetupWithManager registers the TrainJob controller. It owns JobSets, and the ConfigMaps, Secrets
+// and PodGroups it creates; a PodGroup kind whose CRD is not installed is skipped with one log
+// line. A missing JobSet CRD is an error: nothing can run without it.
+func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	log := mgr.GetLogger().WithName("setup")
+	mapper := mgr.GetRESTMapper()
+	if !installed(mapper, jobsetv1alpha2.GroupVersion.WithKind("JobSet").GroupKind(), jobsetv1alpha2.GroupVersion.Version) {
+		return fmt.Errorf("the JobSet CRD (jobsets.jobset.x-k8s.io %s) is not installed: install JobSet before Gantry", jobsetv1alpha2.GroupVersion.Version)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&trainer.TrainJob{}).
+		Named("trainjob_controller").
+		Owns(&jobsetv1alpha2.JobSet{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{})
+	for _, pg := range []struct {
+		obj client.Object
+		gvk schema.GroupVersionKind
+	}{
+		{&schedulerpluginsv1alpha1.PodGroup{}, schedulerpluginsv1alpha1.SchemeGroupVersion.WithKind("PodGroup")},
+		{&volcanov1beta1.PodGroup{}, volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup")},
+	} {
+		if !installed(mapper, pg.gvk.GroupKind(), pg.gvk.Version) {
+			log.Info("PodGroup CRD not installed; its gang scheduling plugin cannot create PodGroups", "group", pg.gvk.Group)
+			continue
+		}
+		b = b.Owns(pg.obj)
+	}
+	return b.Complete(r)
+}
+
+func installed(mapper meta.RESTMapper, gk schema.GroupKind, version string) bool {
+	_, err := mapper.RESTMapping(gk, version)
+	return err == nil
+}
+
+// SetupControllers registers the TrainJob controller and both runtime controllers.
+func SetupControllers(mgr ctrl.Manager, rt *core.Runtime) error {
+	//nolint:staticcheck // The core/v1 recorder sets firstTimestamp, which the Kubeflow SDK filters events on.
+	recorder := mgr.GetEventRecorderFor("trainer-trainjob-controller")
+	tj, err := NewTrainJobReconciler(mgr.GetClient(), rt, recorder, clock.RealClock{})
+	if err != nil {
+		return err
+	}
+	if err := tj.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the TrainJob controller: %w", err)
+	}
+	for _, newRuntime := range []func(client.Client) (*RuntimeReconciler, error){NewTrainingRuntimeReconciler, NewClusterTrainingRuntimeReconciler} {
+		r, err := newRuntime(mgr.GetClient())
+		if err != nil {
+			return err
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the %s: %w", r.kindTag, err)
+		}
+	}
+	return nil
+}

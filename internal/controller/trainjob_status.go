@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+)
+
+// isFinished reports whether the TrainJob has reached Complete or Failed. A finished TrainJob is
+// never built again, whatever happens to its JobSet.
+func isFinished(status *trainer.TrainJobStatus) bool {
+	return apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobComplete) ||
+		apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobFailed)
+}
+
+// setSuspendedCondition records spec.suspend: Suspended=True while suspended, Suspended=False
+// (Resumed) once resumed after a suspension. A job never suspended gets no condition.
+func setSuspendedCondition(status *trainer.TrainJobStatus, tj *trainer.TrainJob, now metav1.Time) {
+	cond := metav1.Condition{
+		Type:               trainer.TrainJobSuspended,
+		Status:             metav1.ConditionTrue,
+		Reason:             trainer.TrainJobSuspendedReason,
+		Message:            trainer.TrainJobSuspendedMessage,
+		ObservedGeneration: tj.Generation,
+		LastTransitionTime: now,
+	}
+	if !ptr.Deref(tj.Spec.Suspend, false) {
+		if !apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobSuspended) {
+			return
+		}
+		cond.Status = metav1.ConditionFalse
+		cond.Reason = trainer.TrainJobResumedReason
+		cond.Message = trainer.TrainJobResumedMessage
+	}
+	apimeta.SetStatusCondition(&status.Conditions, cond)
+}
+
+// deadlineExceeded checks activeDeadlineSeconds. The timer starts at creation, or at the last
+// resume; it does not run while suspended or once finished. It returns whether the deadline has
+// passed and, if not, how long until it does (0 when there is no deadline to wait for).
+func deadlineExceeded(tj *trainer.TrainJob, status *trainer.TrainJobStatus, now time.Time) (bool, time.Duration) {
+	seconds := ptr.Deref(tj.Spec.ActiveDeadlineSeconds, 0)
+	if seconds <= 0 || ptr.Deref(tj.Spec.Suspend, false) || isFinished(status) {
+		return false, 0
+	}
+	start := tj.CreationTimestamp.Time
+	if c := apimeta.FindStatusCondition(status.Conditions, trainer.TrainJobSuspended); c != nil && c.Status == metav1.ConditionFalse {
+		start = c.LastTransitionTime.Time
+	}
+	remaining := start.Add(time.Duration(seconds) * time.Second).Sub(now)
+	if remaining <= 0 {
+		return true, 0
+	}
+	return false, max(remaining, time.Second)
+}
+
+// setDeadlineExceeded fails the TrainJob for its deadline.
+func setDeadlineExceeded(status *trainer.TrainJobStatus, tj *trainer.TrainJob, now metav1.Time) {
+	apimeta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type:               trainer.TrainJobFailed,
+		Status:             metav1.ConditionTrue,
+		Reason:             trainer.TrainJobDeadlineExceededReason,
+		Message:            trainer.TrainJobDeadlineExceededMessage,
+		ObservedGeneration: tj.Generation,
+		LastTransitionTime: now,
+	})
+}
+
+// keepTerminalConditions restores the Failed and Complete conditions the TrainJob already had: a
+// JobSet that disappears or changes after the end cannot undo it.
+func keepTerminalConditions(status *trainer.TrainJobStatus, previous *trainer.TrainJobStatus) {
+	for _, typ := range []string{trainer.TrainJobFailed, trainer.TrainJobComplete} {
+		if c := apimeta.FindStatusCondition(previous.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			apimeta.SetStatusCondition(&status.Conditions, *c)
+		}
+	}
+}
+
+// setUnsupportedRuntime fails a TrainJob whose runtimeRef names no runtime kind.
+func setUnsupportedRuntime(status *trainer.TrainJobStatus, tj *trainer.TrainJob, message string, now metav1.Time) {
+	apimeta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type:               trainer.TrainJobFailed,
+		Status:             metav1.ConditionTrue,
+		Reason:             trainer.TrainJobRuntimeNotSupportedReason,
+		Message:            message,
+		ObservedGeneration: tj.Generation,
+		LastTransitionTime: now,
+	})
+}

@@ -1,0 +1,63 @@
+// Package controller runs the TrainJob and runtime controllers in-process against envtest and
+// checks what they do to the cluster.
+package controller
+
+import (
+	"context"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/gantry-ml/gantry/internal/controller"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins"
+	fwk "github.com/gantry-ml/gantry/test/integration/framework"
+)
+
+var (
+	env       = &fwk.Framework{}
+	k8sClient client.Client
+	ctx       context.Context
+	mgr       *fwk.Manager
+)
+
+func TestController(t *testing.T) {
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, "Controller suite")
+}
+
+var _ = ginkgo.BeforeSuite(func() {
+	ctx = context.Background()
+	gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
+	k8sClient = env.Client
+	var err error
+	mgr, err = env.StartManager(ctx, func(m manager.Manager) error {
+		rt, err := plugins.NewRuntime(framework.Options{})
+		if err != nil {
+			return err
+		}
+		return controller.SetupControllers(m, rt)
+	})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+})
+
+var _ = ginkgo.AfterSuite(func() {
+	if mgr != nil {
+		gomega.Expect(mgr.Stop()).To(gomega.Succeed())
+	}
+	gomega.Expect(env.Stop()).To(gomega.Succeed())
+})
+
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctrl-"}}
+	gomega.Expect(k8sClient.Create(ctx, ns)).To(gomega.Succeed())
+	ginkgo.DeferCleanup(func() {
+		gomega.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, ns))).To(gomega.Succeed())
+	})
+	return ns.Name
+}

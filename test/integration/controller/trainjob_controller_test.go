@@ -1,0 +1,261 @@
+package controller
+
+import (
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/controller"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	"github.com/gantry-ml/gantry/test/util"
+)
+
+var _ = ginkgo.Describe("TrainJob controller", func() {
+	var ns string
+	var rt *trainer.TrainingRuntime
+
+	ginkgo.BeforeEach(func() {
+		ns = newNamespace()
+		rt = utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().NumNodes(2).Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+	})
+
+	torchJob := func(name string) *utiltesting.TrainJobWrapper {
+		return utiltesting.MakeTrainJobWrapper(ns, name).RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+			Trainer(utiltesting.MakeTrainerWrapper().Container("pytorch:2", []string{"torchrun"}, nil).NumNodes(3).Obj())
+	}
+	jobSetOf := func(g gomega.Gomega, tj *trainer.TrainJob) *jobsetv1alpha2.JobSet {
+		js := &jobsetv1alpha2.JobSet{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
+		return js
+	}
+	get := func(g gomega.Gomega, tj *trainer.TrainJob) *trainer.TrainJob {
+		got := &trainer.TrainJob{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), got)).To(gomega.Succeed())
+		return got
+	}
+
+	ginkgo.It("creates the JobSet and the runtime snapshot, owned by the TrainJob", func() {
+		tj := torchJob("alpha").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := jobSetOf(g, tj)
+			g.Expect(metav1.IsControlledBy(js, get(g, tj))).To(gomega.BeTrue())
+			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Parallelism).To(gomega.Equal(ptr.To[int32](3)))
+			node := js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0]
+			g.Expect(node.Image).To(gomega.Equal("pytorch:2"))
+			g.Expect(node.Env).To(gomega.ContainElement(corev1.EnvVar{Name: "PET_MASTER_ADDR", Value: "alpha-node-0-0.alpha"}))
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "alpha-runtime-snapshot"}, cm)).To(gomega.Succeed())
+			g.Expect(cm.Labels).To(gomega.HaveKeyWithValue(core.TrainJobNameLabel, "alpha"))
+			g.Expect(cm.Data).To(gomega.HaveKey("runtime"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("mirrors the JobSet status, with all six counters, and Complete", func() {
+		tj := torchJob("mirror").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := jobSetOf(g, tj)
+			js.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Active: 1}}
+			g.Expect(k8sClient.Status().Update(ctx, js)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(get(g, tj).Status.JobsStatus).To(gomega.Equal([]trainer.JobStatus{{
+				Name: "node", Active: ptr.To[int32](1), Ready: ptr.To[int32](0), Succeeded: ptr.To[int32](0),
+				Failed: ptr.To[int32](0), Suspended: ptr.To[int32](0),
+			}}))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		completeJobSet(tj)
+		gomega.Eventually(func(g gomega.Gomega) {
+			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobComplete)
+			g.Expect(c).NotTo(gomega.BeNil())
+			g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(gomega.Equal("AllJobsCompleted"))
+			g.Expect(c.Message).To(gomega.Equal("jobset completed successfully"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("never rebuilds a finished TrainJob, even when its JobSet is deleted", func() {
+		tj := torchJob("finished").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		completeJobSet(tj)
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(apimeta.IsStatusConditionTrue(get(g, tj).Status.Conditions, trainer.TrainJobComplete)).To(gomega.BeTrue())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "finished"}}
+		gomega.Expect(k8sClient.Delete(ctx, js)).To(gomega.Succeed())
+		gomega.Consistently(func(g gomega.Gomega) {
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(js), &jobsetv1alpha2.JobSet{})
+			g.Expect(client.IgnoreNotFound(err)).To(gomega.Succeed())
+			g.Expect(err).To(gomega.HaveOccurred(), "the JobSet was recreated")
+			g.Expect(apimeta.IsStatusConditionTrue(get(g, tj).Status.Conditions, trainer.TrainJobComplete)).To(gomega.BeTrue())
+		}, "3s", util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("fails a TrainJob whose runtime kind is not a runtime", func() {
+		tj := utiltesting.MakeTrainJobWrapper(ns, "unknown").Obj()
+		tj.Spec.RuntimeRef = trainer.RuntimeRef{Name: "x", APIGroup: ptr.To("example.com"), Kind: ptr.To("Blueprint")}
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobFailed)
+			g.Expect(c).NotTo(gomega.BeNil())
+			g.Expect(c.Reason).To(gomega.Equal(trainer.TrainJobRuntimeNotSupportedReason))
+			g.Expect(c.Message).To(gomega.Equal("unsupported runtime: Blueprint.example.com"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("leaves TrainJobs managed by MultiKueue alone", func() {
+		tj := torchJob("remote").ManagedBy(trainer.ManagedByMultiKueue).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Consistently(func(g gomega.Gomega) {
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
+			g.Expect(err).To(gomega.HaveOccurred())
+			g.Expect(get(g, tj).Status.Conditions).To(gomega.BeEmpty())
+		}, "2s", util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("suspends, resumes, and renders the JobSet while suspended", func() {
+		tj := torchJob("pause").Suspend(true).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(jobSetOf(g, tj).Spec.Suspend).To(gomega.Equal(ptr.To(true)))
+			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobSuspended)
+			g.Expect(c).NotTo(gomega.BeNil())
+			g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(gomega.Equal([]string{"True", "Suspended", "TrainJob is suspended"}))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("changing a runtime patch while suspended, then resuming in the same update, as Kueue does")
+		gomega.Eventually(func(g gomega.Gomega) {
+			cur := get(g, tj)
+			cur.Spec.Suspend = ptr.To(false)
+			cur.Spec.RuntimePatches = []trainer.RuntimePatch{utiltesting.MakeRuntimePatchWrapper(trainer.RuntimePatchManagerKueue).
+				PodSpec("node", trainer.PodSpecPatch{NodeSelector: map[string]string{"pool": "a"}}).Obj()}
+			g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := jobSetOf(g, tj)
+			g.Expect(js.Spec.Suspend).To(gomega.Equal(ptr.To(false)))
+			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.NodeSelector).To(gomega.Equal(map[string]string{"pool": "a"}))
+			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobSuspended)
+			g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(gomega.Equal([]string{"False", "Resumed", "TrainJob is resumed"}))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("keeps a running job on its snapshot when the runtime changes", func() {
+		tj := torchJob("frozen").Suspend(true).Obj()
+		tj.Spec.Trainer.Image = nil
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(jobSetOf(g, tj).Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("node:test"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			cur := &trainer.TrainingRuntime{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rt), cur)).To(gomega.Succeed())
+			cur.Spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Image = "node:edited"
+			g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			cur := get(g, tj)
+			cur.Spec.Suspend = ptr.To(false)
+			g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := jobSetOf(g, tj)
+			g.Expect(js.Spec.Suspend).To(gomega.Equal(ptr.To(false)))
+			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("node:test"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("fails a TrainJob past its activeDeadlineSeconds and deletes its JobSet", func() {
+		tj := torchJob("deadline").ActiveDeadlineSeconds(1).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobFailed)
+			g.Expect(c).NotTo(gomega.BeNil())
+			g.Expect([]string{c.Reason, c.Message}).To(gomega.Equal([]string{"DeadlineExceeded", "TrainJob exceeded its active deadline"}))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := &jobsetv1alpha2.JobSet{}
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)
+			g.Expect(err != nil || js.DeletionTimestamp != nil).To(gomega.BeTrue(), "the JobSet is still there")
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("reports a missing runtime as a Warning event with firstTimestamp", func() {
+		tj := utiltesting.MakeTrainJobWrapper(ns, "orphan").RuntimeRef(trainer.TrainingRuntimeKind, "missing").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			events := &corev1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(gomega.Succeed())
+			var found *corev1.Event
+			for i := range events.Items {
+				if e := &events.Items[i]; e.InvolvedObject.Name == "orphan" && e.Reason == controller.ReasonResourcesCreationFailed {
+					found = e
+				}
+			}
+			g.Expect(found).NotTo(gomega.BeNil())
+			g.Expect(found.Type).To(gomega.Equal(corev1.EventTypeWarning))
+			g.Expect(found.FirstTimestamp.IsZero()).To(gomega.BeFalse())
+			g.Expect(found.Message).To(gomega.Equal(`TrainJob resources reconciliation failed: TrainingRuntime "missing" specified in TrainJob is not found`))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("creates the MPI SSH Secret and hostfile", func() {
+		mpi := utiltesting.MakeTrainingRuntimeWrapper(ns, "mpi").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().MPI(&trainer.MPIMLPolicySource{}).Obj()).Obj()
+		mpi.Spec.Template.Spec.ReplicatedJobs[2].Name = "launcher"
+		gomega.Expect(k8sClient.Create(ctx, mpi)).To(gomega.Succeed())
+		tj := utiltesting.MakeTrainJobWrapper(ns, "mpijob").RuntimeRef(trainer.TrainingRuntimeKind, "mpi").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			secret := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mpijob-mpi-ssh-auth"}, secret)).To(gomega.Succeed())
+			g.Expect(secret.Type).To(gomega.Equal(corev1.SecretTypeSSHAuth))
+			g.Expect(secret.Data).To(gomega.HaveKey("ssh-privatekey"))
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mpijob-mpi-hostfile"}, cm)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("caches only the ConfigMaps it owns", func() {
+		for i := range 1000 {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("unrelated-%d", i)}}
+			gomega.Expect(k8sClient.Create(ctx, cm)).To(gomega.Succeed())
+		}
+		tj := torchJob("cached").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			cached := &corev1.ConfigMapList{}
+			g.Expect(mgr.GetCache().List(ctx, cached, client.InNamespace(ns))).To(gomega.Succeed())
+			var names []string
+			for _, cm := range cached.Items {
+				names = append(names, cm.Name)
+			}
+			g.Expect(names).To(gomega.ConsistOf("cached-runtime-snapshot"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+})
+
+// completeJobSet marks the TrainJob's JobSet Completed, as the JobSet controller would.
+func completeJobSet(tj *trainer.TrainJob) {
+	gomega.Eventually(func(g gomega.Gomega) {
+		js := &jobsetv1alpha2.JobSet{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
+		apimeta.SetStatusCondition(&js.Status.Conditions, metav1.Condition{
+			Type: "Completed", Status: metav1.ConditionTrue, Reason: "AllJobsCompleted", Message: "jobset completed successfully",
+		})
+		g.Expect(k8sClient.Status().Update(ctx, js)).To(gomega.Succeed())
+	}, util.Timeout, util.Interval).Should(gomega.Succeed())
+}

@@ -1,0 +1,62 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/gantry-ml/gantry/internal/config"
+)
+
+// Manager is an in-process manager of a test, started by StartManager.
+type Manager struct {
+	manager.Manager
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	err    error
+}
+
+// StartManager starts a manager against the control plane with the production cache settings,
+// after setup registered what the test needs. Stop it with Stop.
+func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager) error) (*Manager, error) {
+	mgr, err := ctrl.NewManager(f.Config, ctrl.Options{
+		Scheme:                 f.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  config.CacheOptions(),
+		// Suites start a manager per container; controller names repeat across them.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := setup(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &Manager{Manager: mgr, cancel: cancel}
+	m.done.Add(1)
+	go func() {
+		defer m.done.Done()
+		m.err = mgr.Start(ctx)
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, fmt.Errorf("the manager's cache did not sync")
+	}
+	return m, nil
+}
+
+// Stop stops the manager and returns its error, if any.
+func (m *Manager) Stop() error {
+	m.cancel()
+	m.done.Wait()
+	return m.err
+}
+
+func ptrTo[T any](v T) *T { return &v }
