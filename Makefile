@@ -33,9 +33,10 @@ generate: controller-gen ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRDs into config/crd/bases and the manager's ClusterRole into config/rbac.
+manifests: controller-gen ## Generate the CRDs (config/crd/bases), the ClusterRole (config/rbac) and the webhook manifests (config/webhook).
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=kubeflow-trainer-controller-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 
 .PHONY: fmt
 fmt: ## Run gofmt on the module.

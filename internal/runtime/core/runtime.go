@@ -150,6 +150,12 @@ func isConfigMapOrSecret(obj client.Object) bool {
 // runtime, the checks run on the unpatched runtime, so the JobSet plugin can say which patch is
 // wrong.
 func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, jobSet *jobsetv1alpha2.JobSet) (admission.Warnings, field.ErrorList) {
+	return r.ValidateObjectsWith(old, tj, rt, jobSet, nil)
+}
+
+// ValidateObjectsWith is ValidateObjects with the cluster's PriorityClass names (nil when not
+// read), which the Volcano checks need.
+func (r *Runtime) ValidateObjectsWith(old, tj *trainer.TrainJob, rt client.Object, jobSet *jobsetv1alpha2.JobSet, priorityClasses map[string]bool) (admission.Warnings, field.ErrorList) {
 	spec, err := RuntimeSpec(rt)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
@@ -163,6 +169,7 @@ func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, j
 		}
 	}
 	info.JobSet = jobSet
+	info.PriorityClasses = priorityClasses
 	return r.fwk.RunCustomValidationPlugins(info, old, tj)
 }
 

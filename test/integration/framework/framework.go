@@ -18,6 +18,9 @@ import (
 
 // Framework owns one envtest control plane.
 type Framework struct {
+	// Webhooks installs Gantry's webhook configurations; managers then serve them.
+	Webhooks bool
+
 	env *envtest.Environment
 
 	// Config reaches the apiserver as an administrator.
@@ -65,6 +68,11 @@ func (f *Framework) Start(_ context.Context) error {
 		CRDDirectoryPaths:     paths,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                f.Scheme,
+	}
+	if f.Webhooks {
+		if f.env.WebhookInstallOptions, err = webhookInstallOptions(); err != nil {
+			return fmt.Errorf("reading the webhook manifests: %w", err)
+		}
 	}
 	f.Config, err = f.env.Start()
 	if err != nil {

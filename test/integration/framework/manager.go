@@ -24,14 +24,18 @@ type Manager struct {
 // StartManager starts a manager against the control plane with the production cache settings,
 // after setup registered what the test needs. Stop it with Stop.
 func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager) error) (*Manager, error) {
-	mgr, err := ctrl.NewManager(f.Config, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                 f.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  config.CacheOptions(),
 		// Suites start a manager per container; controller names repeat across them.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true)},
-	})
+	}
+	if f.Webhooks {
+		opts.WebhookServer = f.webhookServer()
+	}
+	mgr, err := ctrl.NewManager(f.Config, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
@@ -48,6 +52,12 @@ func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		cancel()
 		return nil, fmt.Errorf("the manager's cache did not sync")
+	}
+	if f.Webhooks {
+		if err := f.waitForWebhooks(); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	return m, nil
 }

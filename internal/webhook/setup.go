@@ -1,0 +1,28 @@
+package webhook
+
+import (
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+)
+
+// Setup registers every webhook with the manager's webhook server.
+func Setup(mgr ctrl.Manager, rt *core.Runtime, clk clock.PassiveClock) error {
+	if rt == nil || clk == nil {
+		return errNilDependency
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.TrainJob{}).
+		WithDefaulter(&TrainJobDefaulter{clock: clk}).
+		WithValidator(&TrainJobValidator{client: mgr.GetClient(), runtime: rt}).
+		Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.TrainingRuntime{}).
+		WithValidator(RuntimeValidator[*trainer.TrainingRuntime]{}).Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &trainer.ClusterTrainingRuntime{}).
+		WithValidator(RuntimeValidator[*trainer.ClusterTrainingRuntime]{}).Complete()
+}

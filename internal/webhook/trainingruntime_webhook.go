@@ -1,0 +1,51 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+)
+
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=clustertrainingruntimes,verbs=create;update,versions=v1alpha1,name=validator.clustertrainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainingruntimes,verbs=create;update,versions=v1alpha1,name=validator.trainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
+
+// RuntimeValidator validates both runtime kinds, on create and on update alike (Kubeflow Trainer
+// skips TrainingRuntime updates).
+type RuntimeValidator[T client.Object] struct{}
+
+var (
+	_ admission.Validator[*trainer.TrainingRuntime]        = RuntimeValidator[*trainer.TrainingRuntime]{}
+	_ admission.Validator[*trainer.ClusterTrainingRuntime] = RuntimeValidator[*trainer.ClusterTrainingRuntime]{}
+)
+
+// ValidateCreate validates a new runtime.
+func (RuntimeValidator[T]) ValidateCreate(_ context.Context, rt T) (admission.Warnings, error) {
+	return validateRuntime(rt)
+}
+
+// ValidateUpdate validates a changed runtime.
+func (RuntimeValidator[T]) ValidateUpdate(_ context.Context, _, rt T) (admission.Warnings, error) {
+	return validateRuntime(rt)
+}
+
+// ValidateDelete allows every deletion: running TrainJobs keep their snapshot.
+func (RuntimeValidator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func validateRuntime(rt client.Object) (admission.Warnings, error) {
+	warnings := core.RuntimeWarnings(rt)
+	if errs := core.ValidateRuntime(rt); len(errs) > 0 {
+		return warnings, errs.ToAggregate()
+	}
+	return warnings, nil
+}
+
+func decodeInto(raw []byte, obj any) error {
+	return json.Unmarshal(raw, obj)
+}

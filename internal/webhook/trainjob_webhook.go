@@ -1,0 +1,169 @@
+// Package webhook holds the admission webhooks: TrainJob defaulting and validation, and runtime
+// validation. Rejections are 403 Forbidden with the field paths in the message, which tells
+// them apart from the apiserver's own 422 schema rejections.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+)
+
+// +kubebuilder:webhook:path=/mutate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=defaulter.trainjob.trainer.kubeflow.org,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=validator.trainjob.trainer.kubeflow.org,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+
+// TrainJobDefaulter stamps runtimePatches[].time: now for a new or changed patch, the old time
+// for an unchanged one.
+type TrainJobDefaulter struct {
+	clock clock.PassiveClock
+}
+
+var _ admission.Defaulter[*trainer.TrainJob] = (*TrainJobDefaulter)(nil)
+
+// Default sets the patch times.
+func (d *TrainJobDefaulter) Default(ctx context.Context, tj *trainer.TrainJob) error {
+	var old *trainer.TrainJob
+	if req, err := admission.RequestFromContext(ctx); err == nil && len(req.OldObject.Raw) > 0 {
+		old = &trainer.TrainJob{}
+		if err := decodeInto(req.OldObject.Raw, old); err != nil {
+			return err
+		}
+	}
+	StampPatchTimes(tj, old, metav1.NewTime(d.clock.Now()))
+	return nil
+}
+
+// StampPatchTimes sets the time of every patch of tj that is new or changed since old (nil on
+// create) to now, and keeps the old time of unchanged ones.
+func StampPatchTimes(tj, old *trainer.TrainJob, now metav1.Time) {
+	previous := map[string]trainer.RuntimePatch{}
+	if old != nil {
+		for _, p := range old.Spec.RuntimePatches {
+			previous[p.Manager] = p
+		}
+	}
+	for i := range tj.Spec.RuntimePatches {
+		p := &tj.Spec.RuntimePatches[i]
+		prev, existed := previous[p.Manager]
+		if !existed {
+			if p.Time == nil {
+				p.Time = now.DeepCopy()
+			}
+			continue
+		}
+		a, b := *p, prev
+		a.Time, b.Time = nil, nil
+		if equality.Semantic.DeepEqual(a, b) {
+			p.Time = prev.Time
+		} else {
+			p.Time = now.DeepCopy()
+		}
+	}
+}
+
+// TrainJobValidator validates TrainJobs against their live runtime.
+type TrainJobValidator struct {
+	client  client.Client
+	runtime *core.Runtime
+}
+
+var _ admission.Validator[*trainer.TrainJob] = (*TrainJobValidator)(nil)
+
+// ValidateCreate validates a new TrainJob.
+func (v *TrainJobValidator) ValidateCreate(ctx context.Context, tj *trainer.TrainJob) (admission.Warnings, error) {
+	return v.validate(ctx, nil, tj)
+}
+
+// ValidateUpdate validates a changed TrainJob.
+func (v *TrainJobValidator) ValidateUpdate(ctx context.Context, old, tj *trainer.TrainJob) (admission.Warnings, error) {
+	return v.validate(ctx, old, tj)
+}
+
+// ValidateDelete allows every deletion.
+func (v *TrainJobValidator) ValidateDelete(context.Context, *trainer.TrainJob) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.TrainJob) (admission.Warnings, error) {
+	refPath := field.NewPath("spec", "runtimeRef")
+	if err := core.CheckSupported(tj); err != nil {
+		return nil, field.ErrorList{field.Invalid(refPath, tj.Spec.RuntimeRef, err.Error())}.ToAggregate()
+	}
+	rt, err := core.NewRuntimeObject(tj)
+	if err != nil {
+		return nil, err
+	}
+	key := client.ObjectKey{Name: tj.Spec.RuntimeRef.Name}
+	kind := "clusterTrainingRuntime"
+	if _, namespaced := rt.(*trainer.TrainingRuntime); namespaced {
+		key.Namespace, kind = tj.Namespace, "trainingRuntime"
+	}
+	if err := v.client.Get(ctx, key, rt); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, field.ErrorList{field.NotFound(refPath, fmt.Sprintf("%s: specified %s must be created before the TrainJob is created", key.Name, kind))}.ToAggregate()
+		}
+		return nil, fmt.Errorf("reading the runtime: %w", err)
+	}
+	jobSet, err := v.jobSet(ctx, old, tj)
+	if err != nil {
+		return nil, err
+	}
+	classes, err := v.priorityClasses(ctx, rt)
+	if err != nil {
+		return nil, err
+	}
+	warnings, errs := v.runtime.ValidateObjectsWith(old, tj, rt, jobSet, classes)
+	warnings = append(core.TrainJobWarnings(rt), warnings...)
+	if len(errs) > 0 {
+		return warnings, errs.ToAggregate()
+	}
+	return warnings, nil
+}
+
+// jobSet reads the TrainJob's JobSet on update, for the runtime patch rules.
+func (v *TrainJobValidator) jobSet(ctx context.Context, old, tj *trainer.TrainJob) (*jobsetv1alpha2.JobSet, error) {
+	if old == nil {
+		return nil, nil
+	}
+	js := &jobsetv1alpha2.JobSet{}
+	if err := v.client.Get(ctx, client.ObjectKeyFromObject(tj), js); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the JobSet: %w", err)
+	}
+	return js, nil
+}
+
+// priorityClasses lists PriorityClass names, only for Volcano runtimes, which check them.
+func (v *TrainJobValidator) priorityClasses(ctx context.Context, rt client.Object) (map[string]bool, error) {
+	spec, err := core.RuntimeSpec(rt)
+	if err != nil || spec.PodGroupPolicy == nil || spec.PodGroupPolicy.Volcano == nil {
+		return nil, err
+	}
+	list := &schedulingv1.PriorityClassList{}
+	if err := v.client.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing PriorityClasses: %w", err)
+	}
+	names := make(map[string]bool, len(list.Items))
+	for _, pc := range list.Items {
+		names[pc.Name] = true
+	}
+	return names, nil
+}
+
+var errNilDependency = errors.New("webhook: nil dependency")

@@ -1,0 +1,95 @@
+package framework
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/test/util"
+)
+
+// webhookInstallOptions reads the generated webhook manifests and adds what the install overlay
+// adds: runtimes labelled webhook-validation=disabled are never sent to the webhook.
+func webhookInstallOptions() (envtest.WebhookInstallOptions, error) {
+	data, err := os.ReadFile(filepath.Join(util.RepoRoot(), "config", "webhook", "manifests.yaml"))
+	if err != nil {
+		return envtest.WebhookInstallOptions{}, err
+	}
+	opts := envtest.WebhookInstallOptions{}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return opts, nil
+		}
+		if err != nil {
+			return opts, err
+		}
+		var meta metav1.TypeMeta
+		if err := utilyaml.Unmarshal(doc, &meta); err != nil {
+			return opts, err
+		}
+		switch meta.Kind {
+		case "MutatingWebhookConfiguration":
+			m := &admissionv1.MutatingWebhookConfiguration{}
+			if err := utilyaml.Unmarshal(doc, m); err != nil {
+				return opts, err
+			}
+			opts.MutatingWebhooks = append(opts.MutatingWebhooks, m)
+		case "ValidatingWebhookConfiguration":
+			v := &admissionv1.ValidatingWebhookConfiguration{}
+			if err := utilyaml.Unmarshal(doc, v); err != nil {
+				return opts, err
+			}
+			for i := range v.Webhooks {
+				if v.Webhooks[i].Name != "validator.trainjob.trainer.kubeflow.org" {
+					v.Webhooks[i].ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+						Key: trainer.WebhookValidationLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{trainer.WebhookValidationDisabled},
+					}}}
+				}
+			}
+			opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, v)
+		}
+	}
+}
+
+// webhookServer serves on the address and certificates envtest registered.
+func (f *Framework) webhookServer() webhook.Server {
+	o := f.env.WebhookInstallOptions
+	return webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
+}
+
+// waitForWebhooks blocks until the webhook server accepts TLS connections.
+func (f *Framework) waitForWebhooks() error {
+	o := f.env.WebhookInstallOptions
+	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
+	dialer := &net.Dialer{Timeout: time.Second}
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // probing the test's own server
+		if err != nil {
+			return false, nil
+		}
+		return true, conn.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("webhook server at %s not ready: %w", addr, err)
+	}
+	return nil
+}

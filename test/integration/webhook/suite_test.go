@@ -1,0 +1,64 @@
+// Package webhook exercises the admission webhooks through a real apiserver: what they default,
+// what they refuse (403), and what they let through.
+package webhook
+
+import (
+	"context"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins"
+	"github.com/gantry-ml/gantry/internal/webhook"
+	fwk "github.com/gantry-ml/gantry/test/integration/framework"
+)
+
+var (
+	env       = &fwk.Framework{Webhooks: true}
+	k8sClient client.Client
+	ctx       context.Context
+	mgr       *fwk.Manager
+)
+
+func TestWebhook(t *testing.T) {
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, "Webhook suite")
+}
+
+var _ = ginkgo.BeforeSuite(func() {
+	ctx = context.Background()
+	gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
+	k8sClient = env.Client
+	var err error
+	mgr, err = env.StartManager(ctx, func(m manager.Manager) error {
+		rt, err := plugins.NewRuntime(framework.Options{})
+		if err != nil {
+			return err
+		}
+		return webhook.Setup(m, rt, clock.RealClock{})
+	})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+})
+
+var _ = ginkgo.AfterSuite(func() {
+	if mgr != nil {
+		gomega.Expect(mgr.Stop()).To(gomega.Succeed())
+	}
+	gomega.Expect(env.Stop()).To(gomega.Succeed())
+})
+
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "webhook-"}}
+	gomega.Expect(k8sClient.Create(ctx, ns)).To(gomega.Succeed())
+	ginkgo.DeferCleanup(func() {
+		gomega.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, ns))).To(gomega.Succeed())
+	})
+	return ns.Name
+}
