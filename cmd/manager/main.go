@@ -1,21 +1,29 @@
-// Command manager runs the Gantry controllers.
+// Command manager runs the Gantry controllers and admission webhooks.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/config"
 	"github.com/gantry-ml/gantry/internal/controller"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	"github.com/gantry-ml/gantry/internal/scheme"
 	"github.com/gantry-ml/gantry/internal/version"
+	"github.com/gantry-ml/gantry/internal/webhook"
 )
 
 func main() {
@@ -50,9 +58,76 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	mgr, err := ctrl.NewManager(config.RESTConfig(cfg, restConfig), config.Options(cfg, s))
+	opts := config.Options(cfg, s)
+	mgr, err := ctrl.NewManager(config.RESTConfig(cfg, restConfig), opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
+	}
+
+	certsReady := make(chan struct{})
+	if *cfg.CertManagement.Enable {
+		namespace := cert.OperatorNamespace()
+		direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: s})
+		if err != nil {
+			return err
+		}
+		if err := cert.EnsureSecret(context.Background(), direct, namespace, cfg.CertManagement.WebhookSecretName); err != nil {
+			return err
+		}
+		err = cert.AddRotator(mgr, cert.Options{
+			Namespace:   namespace,
+			ServiceName: cfg.CertManagement.WebhookServiceName,
+			SecretName:  cfg.CertManagement.WebhookSecretName,
+			CertDir:     config.CertDir,
+		}, certsReady)
+		if err != nil {
+			return fmt.Errorf("setting up certificate rotation: %w", err)
+		}
+		if err := mgr.Add(&cert.DiskSync{
+			Reader: direct,
+			Secret: types.NamespacedName{Namespace: namespace, Name: cfg.CertManagement.WebhookSecretName},
+			Dir:    config.CertDir,
+			Period: 2 * time.Second,
+		}); err != nil {
+			return err
+		}
+	} else {
+		close(certsReady)
+	}
+	if err := mgr.AddHealthzCheck(cfg.Health.LivenessEndpointName, healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck(cfg.Health.ReadinessEndpointName, cert.ReadyCheck(certsReady, opts.WebhookServer.StartedChecker())); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
+	defer cancel()
+	var setupErr error
+	setupDone := make(chan struct{})
+	// Controllers and webhooks start only once the serving certificate exists: the webhook server
+	// cannot start without it, and a controller without its webhooks would accept invalid jobs.
+	go func() {
+		defer close(setupDone)
+		if setupErr = setupAfterCerts(ctx, mgr, certsReady); setupErr != nil {
+			cancel()
+		}
+	}()
+	log.Info("Starting the manager", "version", version.String())
+	err = mgr.Start(ctx)
+	cancel()
+	<-setupDone
+	if setupErr != nil {
+		return fmt.Errorf("setting up controllers and webhooks: %w", setupErr)
+	}
+	return err
+}
+
+func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}) error {
+	select {
+	case <-certsReady:
+	case <-ctx.Done():
+		return nil
 	}
 	rt, err := plugins.NewRuntime(framework.Options{})
 	if err != nil {
@@ -61,12 +136,5 @@ func run() error {
 	if err := controller.SetupControllers(mgr, rt); err != nil {
 		return err
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
-	}
-	log.Info("Starting the manager", "version", version.String())
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return webhook.Setup(mgr, rt, clock.RealClock{})
 }

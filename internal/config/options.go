@@ -21,6 +21,10 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
+// CertDir is where the webhook server reads its certificate, and where in-process rotation
+// writes it.
+const CertDir = "/tmp/k8s-webhook-server/serving-certs"
+
 // Options turns a defaulted, valid Configuration into manager options.
 func Options(cfg *configapi.Configuration, scheme *runtime.Scheme) ctrl.Options {
 	tlsOpts := []func(*tls.Config){TLSConfig(cfg.TLS)}
@@ -50,6 +54,7 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme) ctrl.Options 
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    int(*cfg.Webhook.Port),
 			Host:    *cfg.Webhook.Host,
+			CertDir: CertDir,
 			TLSOpts: tlsOpts,
 		}),
 		Controller: ctrlconfig.Controller{GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency)},

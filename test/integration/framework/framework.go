@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -108,4 +109,19 @@ func (f *Framework) Kubectl(args ...string) (string, error) {
 		return "", fmt.Errorf("kubectl %v: %w: %s", args, err, readAll(stderr))
 	}
 	return readAll(stdout), nil
+}
+
+// WriteKubeconfig writes an administrator kubeconfig for the control plane into dir and returns
+// its path, for processes the test starts.
+func (f *Framework) WriteKubeconfig(dir string) (string, error) {
+	user, err := f.env.ControlPlane.AddUser(envtest.User{Name: "gantry-manager", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	return path, os.WriteFile(path, data, 0o600)
 }

@@ -1,0 +1,100 @@
+// Package cert rotates the webhook serving certificate in-process and tells the rest of the
+// manager when it is ready.
+package cert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+)
+
+// Names the rotator uses; the install manifests must agree.
+const (
+	caName                   = "kubeflow-trainer-ca"
+	caOrganization           = "kubeflow-trainer"
+	MutatingWebhookConfig    = "defaulter.trainer.kubeflow.org"
+	ValidatingWebhookConfig  = "validator.trainer.kubeflow.org"
+	DefaultOperatorNamespace = "kubeflow-system"
+	serviceAccountNamespace  = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+)
+
+// OperatorNamespace is the namespace the manager runs in: its service account's, else
+// kubeflow-system.
+func OperatorNamespace() string {
+	if data, err := os.ReadFile(serviceAccountNamespace); err == nil {
+		if ns := strings.TrimSpace(string(data)); ns != "" {
+			return ns
+		}
+	}
+	return DefaultOperatorNamespace
+}
+
+// Options configure the rotation.
+type Options struct {
+	Namespace   string
+	ServiceName string
+	SecretName  string
+	CertDir     string
+}
+
+// AddRotator keeps a CA and a serving certificate for <service>.<namespace>.svc in the Secret,
+// writes them to CertDir, and injects the CA into both webhook configurations. ready is closed
+// once the certificate is on disk. Every replica serves webhooks, so rotation does not wait for
+// leader election.
+func AddRotator(mgr ctrl.Manager, o Options, ready chan struct{}) error {
+	if o.Namespace == "" || o.ServiceName == "" || o.SecretName == "" {
+		return errors.New("cert.AddRotator: namespace, service and secret names are required")
+	}
+	certDir := o.CertDir
+	if certDir == "" {
+		return errors.New("cert.AddRotator: a certificate directory is required")
+	}
+	return rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
+		CertDir:        certDir,
+		CAName:         caName,
+		CAOrganization: caOrganization,
+		DNSName:        fmt.Sprintf("%s.%s.svc", o.ServiceName, o.Namespace),
+		IsReady:        ready,
+		Webhooks: []rotator.WebhookInfo{
+			{Type: rotator.Validating, Name: ValidatingWebhookConfig},
+			{Type: rotator.Mutating, Name: MutatingWebhookConfig},
+		},
+		RequireLeaderElection: false,
+	})
+}
+
+// ReadyCheck fails with "certificates are not ready" until ready is closed, then defers to
+// started (the webhook server's check).
+func ReadyCheck(ready <-chan struct{}, started healthz.Checker) healthz.Checker {
+	return func(req *http.Request) error {
+		select {
+		case <-ready:
+			return started(req)
+		default:
+			return errors.New("certificates are not ready")
+		}
+	}
+}
+
+// EnsureSecret creates the empty certificate Secret when the install did not: the rotator fills
+// a Secret but will not create one.
+func EnsureSecret(ctx context.Context, c client.Client, namespace, name string) error {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the webhook certificate Secret %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
