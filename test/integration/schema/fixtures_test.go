@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -97,3 +98,29 @@ func readObjects(path string) []*unstructured.Unstructured {
 		}
 	}
 }
+
+var _ = ginkgo.Describe("kubectl get trainjobs", func() {
+	ginkgo.It("shows a resumed, running job without a State, and a suspended one as Suspended", func() {
+		ns := newNamespace()
+		running := utiltesting.MakeTrainJobWrapper(ns, "running").Trainer(utiltesting.MakeTrainerWrapper().NumNodes(4).Obj()).Obj()
+		paused := utiltesting.MakeTrainJobWrapper(ns, "paused").Suspend(true).Obj()
+		for _, tj := range []*trainer.TrainJob{running, paused} {
+			gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		}
+		running.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionFalse,
+			Reason: trainer.TrainJobResumedReason, Message: trainer.TrainJobResumedMessage, LastTransitionTime: metav1.Now()}}
+		gomega.Expect(k8sClient.Status().Update(ctx, running)).To(gomega.Succeed())
+		paused.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionTrue,
+			Reason: trainer.TrainJobSuspendedReason, Message: trainer.TrainJobSuspendedMessage, LastTransitionTime: metav1.Now()}}
+		gomega.Expect(k8sClient.Status().Update(ctx, paused)).To(gomega.Succeed())
+
+		out, err := fwk.Kubectl("get", "trainjobs", "-n", ns, "--no-headers", "-o", "custom-columns=NAME:.metadata.name")
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(out).To(gomega.ContainSubstring("running"))
+		table, err := fwk.Kubectl("get", "trainjobs", "-n", ns)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+AGE`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+torch-distributed\s+\d+s$`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^running\s+torch-distributed\s+4\s+`))
+	})
+})
