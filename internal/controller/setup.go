@@ -14,6 +14,7 @@ import (
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
@@ -60,6 +61,9 @@ func SetupControllers(mgr ctrl.Manager, rt *core.Runtime) error {
 	tj, err := NewTrainJobReconciler(mgr.GetClient(), rt, recorder, clock.RealClock{})
 	if err != nil {
 		return err
+	}
+	if err := metrics.Register(mgr.GetCache()); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
 	}
 	if err := tj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrainJob controller: %w", err)

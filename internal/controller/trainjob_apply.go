@@ -8,8 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
@@ -20,7 +22,7 @@ const FieldOwner = "trainer"
 // the cache, which holds every kind the controller owns.
 func (r *TrainJobReconciler) applyObjects(ctx context.Context, tj *trainer.TrainJob, objs []runtime.Object) error {
 	for _, o := range objs {
-		write, err := r.shouldWrite(ctx, tj, o)
+		write, absent, err := r.shouldWrite(ctx, tj, o)
 		if err != nil {
 			return err
 		}
@@ -40,30 +42,34 @@ func (r *TrainJobReconciler) applyObjects(ctx context.Context, tj *trainer.Train
 		if err := r.client.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s: %w", describe(o.Object), err)
 		}
+		if _, isJobSet := o.Object.(*jobsetv1alpha2.JobSet); isJobSet && absent {
+			metrics.JobSetCreationSeconds.Observe(r.clock.Since(tj.CreationTimestamp.Time).Seconds())
+		}
 	}
 	return nil
 }
 
-// shouldWrite decides by the object's apply mode and what exists.
-func (r *TrainJobReconciler) shouldWrite(ctx context.Context, tj *trainer.TrainJob, o runtime.Object) (bool, error) {
+// shouldWrite decides by the object's apply mode and what exists; absent reports that the object
+// was checked and does not exist yet.
+func (r *TrainJobReconciler) shouldWrite(ctx context.Context, tj *trainer.TrainJob, o runtime.Object) (write, absent bool, err error) {
 	if o.Mode == runtime.ApplyAlways {
-		return true, nil
+		return true, false, nil
 	}
 	existing, ok := o.DeepCopyObject().(client.Object)
 	if !ok {
-		return false, fmt.Errorf("%T is not a client.Object", o.Object)
+		return false, false, fmt.Errorf("%T is not a client.Object", o.Object)
 	}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(o.Object), existing)
+	err = r.client.Get(ctx, client.ObjectKeyFromObject(o.Object), existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, nil
+		return true, true, nil
 	case err != nil:
-		return false, fmt.Errorf("reading %s: %w", describe(o.Object), err)
+		return false, false, fmt.Errorf("reading %s: %w", describe(o.Object), err)
 	case o.Mode == runtime.ApplyIfAbsent:
-		return false, nil
+		return false, false, nil
 	}
 	// ApplyUnlessRunning: write while the TrainJob or the object itself is suspended.
-	return ptr.Deref(tj.Spec.Suspend, false) || suspended(existing), nil
+	return ptr.Deref(tj.Spec.Suspend, false) || suspended(existing), false, nil
 }
 
 // suspended reads spec.suspend of objects that have one (JobSets); others are never suspended.

@@ -20,6 +20,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
@@ -78,18 +79,47 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !isFinished(&tj.Status) {
 		log.V(2).Info("Building TrainJob objects")
 		if buildErr = r.build(ctx, tj); buildErr != nil {
+			metrics.ReconcileErrors.WithLabelValues(reasonOf(buildErr)).Inc()
 			r.recorder.Eventf(tj, corev1.EventTypeWarning, ReasonResourcesCreationFailed,
 				"TrainJob resources reconciliation failed: %s", truncate(buildErr.Error()))
 		}
 	}
 	requeue, err := r.computeStatus(ctx, tj, status, now)
+	if err == nil {
+		err = r.patchStatus(ctx, tj, status)
+	}
 	if err != nil {
+		metrics.ReconcileErrors.WithLabelValues(metrics.ReasonStatusFailed).Inc()
 		return ctrl.Result{}, errors.Join(buildErr, err)
 	}
-	if err := r.patchStatus(ctx, tj, status); err != nil {
-		return ctrl.Result{}, errors.Join(buildErr, err)
+	if !isFinished(&tj.Status) && isFinished(status) {
+		metrics.ObserveFinished(tj, status, now.Time)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, buildErr
+}
+
+// reasonError tags an error with its metrics reason.
+type reasonError struct {
+	reason string
+	err    error
+}
+
+func (e *reasonError) Error() string { return e.err.Error() }
+func (e *reasonError) Unwrap() error { return e.err }
+
+func withReason(reason string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &reasonError{reason: reason, err: err}
+}
+
+func reasonOf(err error) string {
+	var re *reasonError
+	if errors.As(err, &re) {
+		return re.reason
+	}
+	return metrics.ReasonBuildFailed
 }
 
 // build resolves the runtime (the snapshot first) and applies every object.
@@ -100,9 +130,9 @@ func (r *TrainJobReconciler) build(ctx context.Context, tj *trainer.TrainJob) er
 	}
 	objs, err := r.runtime.NewObjects(ctx, tj, rt)
 	if err != nil {
-		return fmt.Errorf("building objects: %w", err)
+		return withReason(metrics.ReasonBuildFailed, fmt.Errorf("building objects: %w", err))
 	}
-	return r.applyObjects(ctx, tj, objs)
+	return withReason(metrics.ReasonApplyFailed, r.applyObjects(ctx, tj, objs))
 }
 
 // resolveRuntime returns the runtime frozen in the TrainJob's snapshot, or the live runtime when
@@ -126,7 +156,8 @@ func (r *TrainJobReconciler) resolveRuntime(ctx context.Context, tj *trainer.Tra
 	}
 	if err := r.client.Get(ctx, key, rt); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%s %q specified in TrainJob is not found", core.RuntimeGroupKind(tj).Kind, key.Name)
+			return nil, withReason(metrics.ReasonRuntimeNotFound,
+				fmt.Errorf("%s %q specified in TrainJob is not found", core.RuntimeGroupKind(tj).Kind, key.Name))
 		}
 		return nil, fmt.Errorf("reading %s %q: %w", core.RuntimeGroupKind(tj).Kind, key.Name, err)
 	}

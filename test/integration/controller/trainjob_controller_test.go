@@ -5,6 +5,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +17,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/controller"
+	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	"github.com/gantry-ml/gantry/test/util"
@@ -46,6 +50,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 	}
 
 	ginkgo.It("creates the JobSet and the runtime snapshot, owned by the TrainJob", func() {
+		observed := histogramCount(metrics.JobSetCreationSeconds)
 		tj := torchJob("alpha").Obj()
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
@@ -60,6 +65,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 			g.Expect(cm.Labels).To(gomega.HaveKeyWithValue(core.TrainJobNameLabel, "alpha"))
 			g.Expect(cm.Data).To(gomega.HaveKey("runtime"))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Expect(histogramCount(metrics.JobSetCreationSeconds)).To(gomega.BeNumerically(">", observed))
 	})
 
 	ginkgo.It("mirrors the JobSet status, with all six counters, and Complete", func() {
@@ -210,6 +216,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 			g.Expect(found.FirstTimestamp.IsZero()).To(gomega.BeFalse())
 			g.Expect(found.Message).To(gomega.Equal(`TrainJob resources reconciliation failed: TrainingRuntime "missing" specified in TrainJob is not found`))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Expect(testutil.ToFloat64(metrics.ReconcileErrors.WithLabelValues(metrics.ReasonRuntimeNotFound))).To(gomega.BeNumerically(">=", 1))
 	})
 
 	ginkgo.It("creates the MPI SSH Secret and hostfile", func() {
@@ -258,4 +265,11 @@ func completeJobSet(tj *trainer.TrainJob) {
 		})
 		g.Expect(k8sClient.Status().Update(ctx, js)).To(gomega.Succeed())
 	}, util.Timeout, util.Interval).Should(gomega.Succeed())
+}
+
+// histogramCount is how many observations a histogram holds.
+func histogramCount(h prometheus.Histogram) uint64 {
+	m := &dto.Metric{}
+	gomega.Expect(h.Write(m)).To(gomega.Succeed())
+	return m.GetHistogram().GetSampleCount()
 }

@@ -1,0 +1,119 @@
+// Package metrics holds Gantry's own Prometheus metrics, prefixed kubeflow_trainer_, served next
+// to controller-runtime's on the manager's metrics endpoint.
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+)
+
+// Reconcile error reasons.
+const (
+	ReasonRuntimeNotFound = "RuntimeNotFound"
+	ReasonBuildFailed     = "BuildFailed"
+	ReasonApplyFailed     = "ApplyFailed"
+	ReasonStatusFailed    = "StatusUpdateFailed"
+)
+
+var (
+	// ReconcileErrors counts failed TrainJob reconciles by reason.
+	ReconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kubeflow_trainer_reconcile_errors_total",
+		Help: "Failed TrainJob reconciles, by reason.",
+	}, []string{"reason"})
+
+	// JobSetCreationSeconds is the time from a TrainJob's creation to its JobSet's.
+	JobSetCreationSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "kubeflow_trainer_trainjob_jobset_creation_seconds",
+		Help:    "Time from TrainJob creation to the creation of its JobSet.",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
+	})
+
+	// DurationSeconds is the time from a TrainJob's creation to its end, by outcome.
+	DurationSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kubeflow_trainer_trainjob_duration_seconds",
+		Help:    "Time from TrainJob creation to Complete or Failed.",
+		Buckets: prometheus.ExponentialBuckets(10, 2, 16),
+	}, []string{"outcome"})
+)
+
+// Register adds the metrics, and a collector of TrainJobs by state and runtime read from reader
+// (the manager's cache) at scrape time, to controller-runtime's registry.
+func Register(reader client.Reader) error {
+	for _, c := range []prometheus.Collector{ReconcileErrors, JobSetCreationSeconds, DurationSeconds, &stateCollector{reader: reader}} {
+		if err := ctrlmetrics.Registry.Register(c); err != nil {
+			if _, already := err.(prometheus.AlreadyRegisteredError); !already { //nolint:errorlint // the registry returns this type unwrapped
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ObserveFinished records the duration of a TrainJob that just finished.
+func ObserveFinished(tj *trainer.TrainJob, status *trainer.TrainJobStatus, now time.Time) {
+	if outcome := State(status, false); outcome == StateComplete || outcome == StateFailed {
+		DurationSeconds.WithLabelValues(outcome).Observe(now.Sub(tj.CreationTimestamp.Time).Seconds())
+	}
+}
+
+// TrainJob states, as the metrics report them.
+const (
+	StateComplete  = "Complete"
+	StateFailed    = "Failed"
+	StateSuspended = "Suspended"
+	StateRunning   = "Running"
+)
+
+// State is a TrainJob's state from its status and spec.suspend.
+func State(status *trainer.TrainJobStatus, suspend bool) string {
+	switch {
+	case apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobFailed):
+		return StateFailed
+	case apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobComplete):
+		return StateComplete
+	case suspend:
+		return StateSuspended
+	default:
+		return StateRunning
+	}
+}
+
+var trainJobsDesc = prometheus.NewDesc("kubeflow_trainer_trainjobs",
+	"TrainJobs managed by this controller, by state and runtime.", []string{"state", "runtime_kind", "runtime"}, nil)
+
+// stateCollector counts TrainJobs at scrape time, so the gauge never drifts from the cluster.
+type stateCollector struct {
+	reader client.Reader
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- trainJobsDesc }
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	list := &trainer.TrainJobList{}
+	if err := c.reader.List(context.Background(), list); err != nil {
+		ch <- prometheus.NewInvalidMetric(trainJobsDesc, err)
+		return
+	}
+	type key struct{ state, kind, runtime string }
+	counts := map[key]int{}
+	for i := range list.Items {
+		tj := &list.Items[i]
+		if ptr.Deref(tj.Spec.ManagedBy, trainer.ManagedByTrainJobController) != trainer.ManagedByTrainJobController {
+			continue
+		}
+		k := key{State(&tj.Status, ptr.Deref(tj.Spec.Suspend, false)), ptr.Deref(tj.Spec.RuntimeRef.Kind, trainer.DefaultRuntimeRefKind), tj.Spec.RuntimeRef.Name}
+		counts[k]++
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(trainJobsDesc, prometheus.GaugeValue, float64(n), k.state, k.kind, k.runtime)
+	}
+}

@@ -1,0 +1,45 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+)
+
+func TestTrainJobsByStateAndRuntime(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := trainer.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	done := utiltesting.MakeTrainJobWrapper("ns", "done").Obj()
+	done.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
+	failed := utiltesting.MakeTrainJobWrapper("ns", "failed").Obj()
+	failed.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobFailed, Status: metav1.ConditionTrue}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		utiltesting.MakeTrainJobWrapper("ns", "a").Obj(),
+		utiltesting.MakeTrainJobWrapper("ns", "b").Obj(),
+		utiltesting.MakeTrainJobWrapper("ns", "paused").Suspend(true).Obj(),
+		utiltesting.MakeTrainJobWrapper("ns", "own").RuntimeRef(trainer.TrainingRuntimeKind, "mine").Obj(),
+		utiltesting.MakeTrainJobWrapper("ns", "remote").ManagedBy(trainer.ManagedByMultiKueue).Obj(),
+		done, failed,
+	).Build()
+	want := `
+# HELP kubeflow_trainer_trainjobs TrainJobs managed by this controller, by state and runtime.
+# TYPE kubeflow_trainer_trainjobs gauge
+kubeflow_trainer_trainjobs{runtime="mine",runtime_kind="TrainingRuntime",state="Running"} 1
+kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Complete"} 1
+kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Failed"} 1
+kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Running"} 2
+kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Suspended"} 1
+`
+	if err := testutil.CollectAndCompare(&stateCollector{reader: c}, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
