@@ -8,11 +8,10 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gantry-ml/gantry/test/integration/framework"
+	"github.com/gantry-ml/gantry/test/util"
 )
 
 var (
@@ -36,12 +35,6 @@ var _ = ginkgo.AfterSuite(func() {
 	gomega.Expect(fwk.Stop()).To(gomega.Succeed())
 })
 
-// newNamespace creates a namespace for one spec and deletes it when the spec ends.
 func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "schema-"}}
-	gomega.Expect(k8sClient.Create(ctx, ns)).To(gomega.Succeed())
-	ginkgo.DeferCleanup(func() {
-		gomega.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, ns))).To(gomega.Succeed())
-	})
-	return ns.Name
+	return util.NewNamespace(ctx, k8sClient, "schema")
 }

@@ -8,8 +8,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -18,6 +16,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	"github.com/gantry-ml/gantry/internal/webhook"
 	fwk "github.com/gantry-ml/gantry/test/integration/framework"
+	"github.com/gantry-ml/gantry/test/util"
 )
 
 var (
@@ -55,10 +54,5 @@ var _ = ginkgo.AfterSuite(func() {
 })
 
 func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "webhook-"}}
-	gomega.Expect(k8sClient.Create(ctx, ns)).To(gomega.Succeed())
-	ginkgo.DeferCleanup(func() {
-		gomega.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, ns))).To(gomega.Succeed())
-	})
-	return ns.Name
+	return util.NewNamespace(ctx, k8sClient, "webhook")
 }
