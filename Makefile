@@ -51,8 +51,14 @@ lint: golangci-lint ## Run golangci-lint (built from the Go module proxy).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: build
-build: ## Build the gantry binaries into bin/.
+build: ## Build the gantry binaries (manager, gantry) into bin/.
 	go build -o $(BIN_DIR)/ ./cmd/...
+
+IMG ?= ghcr.io/gantry-ml/gantry:latest
+
+.PHONY: docker-build
+docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd/manager` checks the static build without one.
+	docker build --build-arg VERSION=$$(git describe --tags --always 2>/dev/null || echo devel) -t $(IMG) .
 
 ##@ Tests
 
