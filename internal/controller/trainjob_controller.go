@@ -85,6 +85,9 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	requeue, err := r.computeStatus(ctx, tj, status, now)
+	if !isFinished(&tj.Status) {
+		setBuildError(status, tj.Status.BuildError, buildErr, now)
+	}
 	if err == nil {
 		err = r.patchStatus(ctx, tj, status)
 	}

@@ -91,3 +91,24 @@ func setUnsupportedRuntime(status *trainer.TrainJobStatus, tj *trainer.TrainJob,
 		LastTransitionTime: now,
 	})
 }
+
+// maxBuildErrorMessage is the schema's bound on status.buildError.message.
+const maxBuildErrorMessage = 1024
+
+// setBuildError records the build error, keeping the first time a message was seen so that a
+// failure that repeats does not rewrite the status on every retry, and clears it after a success.
+func setBuildError(status *trainer.TrainJobStatus, previous *trainer.TrainJobBuildError, err error, now metav1.Time) {
+	if err == nil {
+		status.BuildError = nil
+		return
+	}
+	msg := err.Error()
+	if len(msg) > maxBuildErrorMessage {
+		msg = msg[:maxBuildErrorMessage-4] + " ..."
+	}
+	if previous != nil && previous.Message == msg {
+		status.BuildError = previous.DeepCopy()
+		return
+	}
+	status.BuildError = &trainer.TrainJobBuildError{Message: msg, Time: now}
+}

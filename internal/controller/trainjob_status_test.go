@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -106,5 +107,30 @@ func TestTruncate(t *testing.T) {
 	}
 	if got := truncate("short"); got != "short" {
 		t.Errorf("truncate(short) = %q", got)
+	}
+}
+
+func TestSetBuildError(t *testing.T) {
+	first := &trainer.TrainJobBuildError{Message: "boom", Time: t0}
+	long := string(make([]byte, 2000))
+	cases := map[string]struct {
+		previous *trainer.TrainJobBuildError
+		err      error
+		want     *trainer.TrainJobBuildError
+	}{
+		"success clears":               {previous: first},
+		"new error":                    {err: errors.New("boom"), want: &trainer.TrainJobBuildError{Message: "boom", Time: t1}},
+		"same error keeps its time":    {previous: first, err: errors.New("boom"), want: first},
+		"another error gets a new one": {previous: first, err: errors.New("bang"), want: &trainer.TrainJobBuildError{Message: "bang", Time: t1}},
+		"long errors are cut":          {err: errors.New(long), want: &trainer.TrainJobBuildError{Message: long[:1020] + " ...", Time: t1}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			status := &trainer.TrainJobStatus{}
+			setBuildError(status, tc.previous, tc.err, t1)
+			if diff := cmp.Diff(tc.want, status.BuildError); diff != "" {
+				t.Errorf("buildError (-want,+got):\n%s", diff)
+			}
+		})
 	}
 }

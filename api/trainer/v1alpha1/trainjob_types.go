@@ -234,6 +234,25 @@ type TrainJobStatus struct {
 	// trainerStatus is the progress the training code reported through the status server.
 	// +optional
 	TrainerStatus *TrainJobTrainerStatus `json:"trainerStatus,omitempty"`
+
+	// buildError says why the controller could not create or update the TrainJob's objects (a
+	// missing runtime, an invalid runtime snapshot, a refused write); it is cleared by the next
+	// successful build. A status field rather than a condition: the Kubeflow Python SDK reports
+	// any condition type it does not know as "Created".
+	// +optional
+	BuildError *TrainJobBuildError `json:"buildError,omitempty"`
+}
+
+// TrainJobBuildError is the last error building a TrainJob's objects.
+type TrainJobBuildError struct {
+	// message is the error.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message"`
+
+	// time is when this error was first seen.
+	// +required
+	Time metav1.Time `json:"time"`
 }
 
 // JobStatus counts the Jobs of one replicated job. The controller always writes all six fields:

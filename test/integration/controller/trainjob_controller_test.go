@@ -217,6 +217,21 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 			g.Expect(found.Message).To(gomega.Equal(`TrainJob resources reconciliation failed: TrainingRuntime "missing" specified in TrainJob is not found`))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		gomega.Expect(testutil.ToFloat64(metrics.ReconcileErrors.WithLabelValues(metrics.ReasonRuntimeNotFound))).To(gomega.BeNumerically(">=", 1))
+		gomega.Eventually(func(g gomega.Gomega) {
+			status := get(g, tj).Status
+			g.Expect(status.BuildError).NotTo(gomega.BeNil())
+			g.Expect(status.BuildError.Message).To(gomega.Equal(`TrainingRuntime "missing" specified in TrainJob is not found`))
+			g.Expect(status.Conditions).To(gomega.BeEmpty(), "a build error adds no condition")
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("creating the runtime, after which the next build succeeds and clears the error")
+		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "missing").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(get(g, tj).Status.BuildError).To(gomega.BeNil())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})).To(gomega.Succeed())
+		}, "30s", util.Interval).Should(gomega.Succeed())
 	})
 
 	ginkgo.It("creates the MPI SSH Secret and hostfile", func() {
