@@ -33,6 +33,15 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&jobsetv1alpha2.JobSet{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{})
+	added := map[string]bool{}
+	for _, p := range r.runtime.Framework().WatchExtensionPlugins() {
+		for _, rb := range p.ReconcilerBuilders() {
+			if !added[rb.Name] {
+				added[rb.Name] = true
+				b = rb.Add(b, mgr.GetClient())
+			}
+		}
+	}
 	for _, pg := range []struct {
 		obj client.Object
 		gvk schema.GroupVersionKind

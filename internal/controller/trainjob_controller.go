@@ -56,6 +56,8 @@ func NewTrainJobReconciler(c client.Client, rt *core.Runtime, recorder record.Ev
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;watch;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;watch;update;patch
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io;scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=limitranges,verbs=get;list;watch
+// +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get;list;watch
 
 // Reconcile builds the TrainJob's objects while it is unfinished and writes its status.
 func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -131,7 +133,11 @@ func (r *TrainJobReconciler) build(ctx context.Context, tj *trainer.TrainJob) er
 	if err != nil {
 		return err
 	}
-	objs, err := r.runtime.NewObjects(ctx, tj, rt)
+	env, err := r.environment(ctx, tj, rt)
+	if err != nil {
+		return err
+	}
+	objs, err := r.runtime.NewObjectsIn(ctx, tj, rt, env)
 	if err != nil {
 		return withReason(metrics.ReasonBuildFailed, fmt.Errorf("building objects: %w", err))
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -32,39 +33,79 @@ func MergeResources(dst *corev1.ResourceRequirements, src corev1.ResourceRequire
 	}
 }
 
+// Environment is what the cluster adds to a pod at admission and the pipeline must know to size
+// gangs right; core reads it before building, only for runtimes with a pod group policy.
+type Environment struct {
+	// LimitRanges of the TrainJob's namespace: their container defaults fill in missing requests.
+	LimitRanges []corev1.LimitRange
+	// RuntimeClasses by name: their pod overhead is added to pods that use them.
+	RuntimeClasses map[string]*nodev1.RuntimeClass
+}
+
 // PodRequests are the resources one pod of spec requests, computed as the scheduler does on the
-// created pod: a limit without a request counts as the request (the apiserver's defaulting), then
-// the larger of the regular containers' sum and each init container's need (sidecars included),
-// plus the pod overhead.
-func PodRequests(spec *corev1.PodSpec) corev1.ResourceList {
+// created pod: LimitRange defaults fill in missing requests and limits, a limit without a request
+// counts as the request, and the RuntimeClass overhead is set (the apiserver's admission and
+// defaulting); then the larger of the regular containers' sum and each init container's need
+// (sidecars included), plus the overhead. env may be nil.
+func PodRequests(spec *corev1.PodSpec, env *Environment) corev1.ResourceList {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{
-		InitContainers: withDefaultRequests(spec.InitContainers),
-		Containers:     withDefaultRequests(spec.Containers),
+		InitContainers: withDefaultRequests(spec.InitContainers, env),
+		Containers:     withDefaultRequests(spec.Containers, env),
 		Overhead:       spec.Overhead,
 		Resources:      spec.Resources,
 	}}
+	if pod.Spec.Overhead == nil && env != nil && spec.RuntimeClassName != nil {
+		if rc := env.RuntimeClasses[*spec.RuntimeClassName]; rc != nil && rc.Overhead != nil {
+			pod.Spec.Overhead = rc.Overhead.PodFixed
+		}
+	}
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
 
-func withDefaultRequests(in []corev1.Container) []corev1.Container {
+func withDefaultRequests(in []corev1.Container, env *Environment) []corev1.Container {
 	out := make([]corev1.Container, len(in))
 	for i := range in {
-		out[i] = corev1.Container{Name: in[i].Name, RestartPolicy: in[i].RestartPolicy, Resources: in[i].Resources}
-		if len(in[i].Resources.Limits) == 0 {
-			continue
+		res := *in[i].Resources.DeepCopy()
+		if env != nil {
+			applyLimitRangeDefaults(&res, env.LimitRanges)
 		}
-		req := in[i].Resources.Requests.DeepCopy()
-		if req == nil {
-			req = corev1.ResourceList{}
-		}
-		for name, q := range in[i].Resources.Limits {
-			if _, ok := req[name]; !ok {
-				req[name] = q.DeepCopy()
+		for name, q := range res.Limits {
+			if res.Requests == nil {
+				res.Requests = corev1.ResourceList{}
+			}
+			if _, ok := res.Requests[name]; !ok {
+				res.Requests[name] = q.DeepCopy()
 			}
 		}
-		out[i].Resources.Requests = req
+		out[i] = corev1.Container{Name: in[i].Name, RestartPolicy: in[i].RestartPolicy, Resources: res}
 	}
 	return out
+}
+
+// applyLimitRangeDefaults fills in what the LimitRanger admission plugin would: a container's
+// missing limits from `default`, missing requests from `defaultRequest`.
+func applyLimitRangeDefaults(res *corev1.ResourceRequirements, ranges []corev1.LimitRange) {
+	for _, lr := range ranges {
+		for _, item := range lr.Spec.Limits {
+			if item.Type != corev1.LimitTypeContainer {
+				continue
+			}
+			res.Limits = fillMissing(res.Limits, item.Default)
+			res.Requests = fillMissing(res.Requests, item.DefaultRequest)
+		}
+	}
+}
+
+func fillMissing(dst, defaults corev1.ResourceList) corev1.ResourceList {
+	for name, q := range defaults {
+		if dst == nil {
+			dst = corev1.ResourceList{}
+		}
+		if _, ok := dst[name]; !ok {
+			dst[name] = q.DeepCopy()
+		}
+	}
+	return dst
 }
 
 func sortedNames(list corev1.ResourceList) []corev1.ResourceName {

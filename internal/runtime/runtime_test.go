@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -69,7 +70,7 @@ func TestPodRequests(t *testing.T) {
 	}
 	// cpu: max(init 6, sidecar 1 + containers 2) = 6; gpu from the limit; memory 1Gi + overhead.
 	want := corev1.ResourceList{corev1.ResourceCPU: q("6"), "nvidia.com/gpu": q("8"), corev1.ResourceMemory: q("1124Mi")}
-	if diff := cmp.Diff(want, PodRequests(spec), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+	if diff := cmp.Diff(want, PodRequests(spec, nil), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("PodRequests (-want,+got):\n%s", diff)
 	}
 	if _, ok := spec.Containers[0].Resources.Requests["nvidia.com/gpu"]; ok {
@@ -95,5 +96,34 @@ func TestToUnstructured(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ToUnstructured (-want,+got):\n%s", diff)
+	}
+}
+
+func TestPodRequestsWithEnvironment(t *testing.T) {
+	spec := &corev1.PodSpec{
+		RuntimeClassName: ptr.To("kata"),
+		Containers: []corev1.Container{
+			{Name: "node", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": q("1")}}},
+			{Name: "agent", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("100m")}}},
+		},
+	}
+	env := &Environment{
+		LimitRanges: []corev1.LimitRange{{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+			{Type: corev1.LimitTypePod, DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("9")}},
+			{Type: corev1.LimitTypeContainer,
+				Default:        corev1.ResourceList{corev1.ResourceMemory: q("2Gi")},
+				DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("1Gi")}},
+		}}}},
+		RuntimeClasses: map[string]*nodev1.RuntimeClass{"kata": {Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: q("250m")}}}},
+	}
+	// cpu: node 500m (defaultRequest) + agent 100m (its own) + 250m overhead; memory: 1Gi each
+	// (defaultRequest wins over the default limit for requests); the GPU limit counts as requested.
+	want := corev1.ResourceList{corev1.ResourceCPU: q("850m"), corev1.ResourceMemory: q("2Gi"), "nvidia.com/gpu": q("1")}
+	if diff := cmp.Diff(want, PodRequests(spec, env), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("PodRequests (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(corev1.ResourceList{corev1.ResourceCPU: q("100m")}, PodRequests(&corev1.PodSpec{Containers: spec.Containers[1:]}, nil),
+		cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("PodRequests without an environment (-want,+got):\n%s", diff)
 	}
 }

@@ -15,6 +15,12 @@ import (
 // resourcesPerNode merged, PodSets built and the TrainJob's trainer and initializer settings laid
 // over their containers. It reads nothing from the API server.
 func NewInfo(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingRuntimeSpec) (*runtime.Info, error) {
+	return NewInfoIn(tj, runtimeName, spec, nil)
+}
+
+// NewInfoIn is NewInfo with what the cluster adds to pods (LimitRange defaults, RuntimeClass
+// overhead), so pod requests, and the gang sizes built from them, match the created pods.
+func NewInfoIn(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingRuntimeSpec, env *runtime.Environment) (*runtime.Info, error) {
 	template, err := applyRuntimePatches(&spec.Template.Spec, tj.Spec.RuntimePatches)
 	if err != nil {
 		return nil, err
@@ -43,7 +49,7 @@ func NewInfo(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingRun
 		info.Annotations = mergeMap(info.Annotations, p.TrainingRuntimeSpec.Template.Metadata.Annotations)
 	}
 	mergeResourcesPerNode(info, tj)
-	info.PodSets = newPodSets(template, info.RuntimePolicy)
+	info.PodSets = newPodSets(template, info.RuntimePolicy, env)
 	applyTrainer(info, tj)
 	applyInitializers(info, tj)
 	return info, nil
@@ -90,7 +96,7 @@ func launcherIsNode(p runtime.Policy) bool {
 }
 
 // newPodSets builds one PodSet per replicated job, in template order.
-func newPodSets(template *jobsetv1alpha2.JobSetSpec, policy runtime.Policy) []runtime.PodSet {
+func newPodSets(template *jobsetv1alpha2.JobSetSpec, policy runtime.Policy, env *runtime.Environment) []runtime.PodSet {
 	podSets := make([]runtime.PodSet, 0, len(template.ReplicatedJobs))
 	for i := range template.ReplicatedJobs {
 		rj := &template.ReplicatedJobs[i]
@@ -103,7 +109,7 @@ func newPodSets(template *jobsetv1alpha2.JobSetSpec, policy runtime.Policy) []ru
 			InitContainers:    containers(pod.InitContainers),
 			Containers:        containers(pod.Containers),
 			Volumes:           append([]corev1.Volume(nil), pod.Volumes...),
-			SinglePodRequests: runtime.PodRequests(pod),
+			SinglePodRequests: runtime.PodRequests(pod, env),
 		}
 		if ps.Ancestor != "" {
 			// A step the TrainJob overrides always runs as a single Job.

@@ -91,11 +91,15 @@ func (r *Runtime) Framework() *framework.Framework {
 // RuntimeInfo builds tj's Info over the runtime rt and runs every Enforce extension point, so its
 // PodSets are what the JobSet will hold.
 func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object) (*runtime.Info, error) {
+	return r.runtimeInfo(tj, rt, nil)
+}
+
+func (r *Runtime) runtimeInfo(tj *trainer.TrainJob, rt client.Object, env *runtime.Environment) (*runtime.Info, error) {
 	spec, err := RuntimeSpec(rt)
 	if err != nil {
 		return nil, err
 	}
-	info, err := NewInfo(tj, rt.GetName(), spec)
+	info, err := NewInfoIn(tj, rt.GetName(), spec, env)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +113,12 @@ func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object) (*runtime.
 // then the plugins' objects in registry order. ConfigMaps and Secrets carry the TrainJob label,
 // which is how the controller's cache selects them.
 func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt client.Object) ([]runtime.Object, error) {
-	info, err := r.RuntimeInfo(tj, rt)
+	return r.NewObjectsIn(ctx, tj, rt, nil)
+}
+
+// NewObjectsIn is NewObjects with what the cluster adds to pods (env may be nil).
+func (r *Runtime) NewObjectsIn(ctx context.Context, tj *trainer.TrainJob, rt client.Object, env *runtime.Environment) ([]runtime.Object, error) {
+	info, err := r.runtimeInfo(tj, rt, env)
 	if err != nil {
 		return nil, err
 	}
@@ -176,4 +185,15 @@ func (r *Runtime) ValidateObjectsWith(old, tj *trainer.TrainJob, rt client.Objec
 // TrainJobStatus computes tj's status from its JobSet (nil when absent).
 func (r *Runtime) TrainJobStatus(tj *trainer.TrainJob, jobSet *jobsetv1alpha2.JobSet) (*trainer.TrainJobStatus, error) {
 	return r.fwk.RunTrainJobStatusPlugin(tj, jobSet)
+}
+
+// RuntimeClassNames are the RuntimeClasses the runtime's pod templates name, in template order.
+func RuntimeClassNames(spec *trainer.TrainingRuntimeSpec) []string {
+	var names []string
+	for _, rj := range spec.Template.Spec.ReplicatedJobs {
+		if n := rj.Template.Spec.Template.Spec.RuntimeClassName; n != nil && *n != "" {
+			names = append(names, *n)
+		}
+	}
+	return names
 }

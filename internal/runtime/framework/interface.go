@@ -45,8 +45,12 @@ type WatchExtensionPlugin interface {
 	ReconcilerBuilders() []ReconcilerBuilder
 }
 
-// ReconcilerBuilder adds watches to the TrainJob controller's builder.
-type ReconcilerBuilder func(b *builder.Builder, c client.Client) *builder.Builder
+// ReconcilerBuilder adds watches to the TrainJob controller's builder. Builders with the same Name
+// are added once, so plugins can share one.
+type ReconcilerBuilder struct {
+	Name string
+	Add  func(b *builder.Builder, c client.Client) *builder.Builder
+}
 
 // EnforceMLPolicyPlugin applies one ML framework's policy. Only the plugin whose MLPolicyKind the
 // runtime selects runs.

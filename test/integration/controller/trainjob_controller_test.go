@@ -10,10 +10,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/controller"
@@ -248,6 +250,33 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 			g.Expect(secret.Data).To(gomega.HaveKey("ssh-privatekey"))
 			cm := &corev1.ConfigMap{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mpijob-mpi-hostfile"}, cm)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("sizes the coscheduling PodGroup and re-renders it when a LimitRange appears", func() {
+		gang := utiltesting.MakeTrainingRuntimeWrapper(ns, "gang").Spec(utiltesting.MakeTrainingRuntimeSpecWrapper().NumNodes(2).
+			Torch(&trainer.TorchMLPolicySource{}).Coscheduling(&trainer.CoschedulingPodGroupPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, gang)).To(gomega.Succeed())
+		tj := utiltesting.MakeTrainJobWrapper(ns, "gang").RuntimeRef(trainer.TrainingRuntimeKind, "gang").Suspend(true).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		pg := &schedulerpluginsv1alpha1.PodGroup{}
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), pg)).To(gomega.Succeed())
+			g.Expect(pg.Spec.MinMember).To(gomega.Equal(int32(4)))
+			g.Expect(pg.Spec.ScheduleTimeoutSeconds).To(gomega.Equal(ptr.To[int32](60)))
+			g.Expect(pg.Spec.MinResources).To(gomega.BeEmpty())
+			js := jobSetOf(g, tj)
+			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Labels).To(gomega.HaveKeyWithValue("scheduling.x-k8s.io/pod-group", "gang"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "defaults"}, Spec: corev1.LimitRangeSpec{
+			Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
+		}}
+		gomega.Expect(k8sClient.Create(ctx, lr)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), pg)).To(gomega.Succeed())
+			cpu := pg.Spec.MinResources[corev1.ResourceCPU]
+			g.Expect(cpu.String()).To(gomega.Equal("4"))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 

@@ -11,6 +11,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/podgroup"
 )
 
 // Name of the plugin.
@@ -22,6 +23,7 @@ type CoScheduling struct{}
 var (
 	_ framework.EnforcePodGroupPolicyPlugin = (*CoScheduling)(nil)
 	_ framework.ComponentBuilderPlugin      = (*CoScheduling)(nil)
+	_ framework.WatchExtensionPlugin        = (*CoScheduling)(nil)
 )
 
 // New creates the plugin.
@@ -31,6 +33,11 @@ func New(framework.Options) (framework.Plugin, error) {
 
 // Name returns the plugin name.
 func (*CoScheduling) Name() string { return Name }
+
+// ReconcilerBuilders re-render suspended TrainJobs when their pods' size changes.
+func (*CoScheduling) ReconcilerBuilders() []framework.ReconcilerBuilder {
+	return []framework.ReconcilerBuilder{podgroup.Watches()}
+}
 
 func enabled(info *runtime.Info) bool {
 	return info.RuntimePolicy.PodGroupPolicy != nil && info.RuntimePolicy.PodGroupPolicy.Coscheduling != nil

@@ -14,6 +14,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/podgroup"
 )
 
 // Name of the plugin.
@@ -25,6 +26,7 @@ type Volcano struct{}
 var (
 	_ framework.EnforcePodGroupPolicyPlugin = (*Volcano)(nil)
 	_ framework.ComponentBuilderPlugin      = (*Volcano)(nil)
+	_ framework.WatchExtensionPlugin        = (*Volcano)(nil)
 	_ framework.CustomValidationPlugin      = (*Volcano)(nil)
 )
 
@@ -35,6 +37,11 @@ func New(framework.Options) (framework.Plugin, error) {
 
 // Name returns the plugin name.
 func (*Volcano) Name() string { return Name }
+
+// ReconcilerBuilders re-render suspended TrainJobs when their pods' size changes.
+func (*Volcano) ReconcilerBuilders() []framework.ReconcilerBuilder {
+	return []framework.ReconcilerBuilder{podgroup.Watches()}
+}
 
 func enabled(info *runtime.Info) bool {
 	return info.RuntimePolicy.PodGroupPolicy != nil && info.RuntimePolicy.PodGroupPolicy.Volcano != nil

@@ -1,0 +1,40 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+)
+
+// environment reads what the cluster will add to the TrainJob's pods, for runtimes that size a
+// PodGroup from their requests; other runtimes need none of it, so nothing is read for them.
+func (r *TrainJobReconciler) environment(ctx context.Context, tj *trainer.TrainJob, rt client.Object) (*runtime.Environment, error) {
+	spec, err := core.RuntimeSpec(rt)
+	if err != nil || spec.PodGroupPolicy == nil {
+		return nil, err
+	}
+	limitRanges := &corev1.LimitRangeList{}
+	if err := r.client.List(ctx, limitRanges, client.InNamespace(tj.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing LimitRanges: %w", err)
+	}
+	env := &runtime.Environment{LimitRanges: limitRanges.Items, RuntimeClasses: map[string]*nodev1.RuntimeClass{}}
+	for _, name := range core.RuntimeClassNames(spec) {
+		rc := &nodev1.RuntimeClass{}
+		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, rc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // the pods will be refused at creation; nothing to add meanwhile
+			}
+			return nil, fmt.Errorf("reading RuntimeClass %q: %w", name, err)
+		}
+		env.RuntimeClasses[name] = rc
+	}
+	return env, nil
+}

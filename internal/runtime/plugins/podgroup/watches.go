@@ -1,0 +1,82 @@
+// Package podgroup holds what the gang-scheduling plugins share: the watches that re-render
+// suspended TrainJobs when the cluster changes the size of their pods.
+package podgroup
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+)
+
+// Watches re-enqueue suspended TrainJobs when a LimitRange of their namespace or a RuntimeClass
+// their runtime uses changes: both change pod requests, hence PodGroup minResources, and a
+// suspended job's PodGroup is still re-rendered.
+func Watches() framework.ReconcilerBuilder {
+	return framework.ReconcilerBuilder{
+		Name: "podgroup-inputs",
+		Add: func(b *builder.Builder, c client.Client) *builder.Builder {
+			return b.
+				Watches(&corev1.LimitRange{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+					return suspendedTrainJobs(ctx, c, client.InNamespace(obj.GetNamespace()), nil)
+				})).
+				Watches(&nodev1.RuntimeClass{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+					return suspendedTrainJobs(ctx, c, nil, func(tj *trainer.TrainJob) bool { return usesRuntimeClass(ctx, c, tj, obj.GetName()) })
+				}))
+		},
+	}
+}
+
+func suspendedTrainJobs(ctx context.Context, c client.Client, in client.ListOption, match func(*trainer.TrainJob) bool) []reconcile.Request {
+	list := &trainer.TrainJobList{}
+	var opts []client.ListOption
+	if in != nil {
+		opts = append(opts, in)
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		tj := &list.Items[i]
+		if !ptr.Deref(tj.Spec.Suspend, false) || (match != nil && !match(tj)) {
+			continue
+		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(tj)})
+	}
+	return reqs
+}
+
+// usesRuntimeClass reports whether any pod template of tj's runtime names the RuntimeClass.
+func usesRuntimeClass(ctx context.Context, c client.Client, tj *trainer.TrainJob, name string) bool {
+	rt, err := core.NewRuntimeObject(tj)
+	if err != nil {
+		return false
+	}
+	key := client.ObjectKey{Name: tj.Spec.RuntimeRef.Name}
+	if _, namespaced := rt.(*trainer.TrainingRuntime); namespaced {
+		key.Namespace = tj.Namespace
+	}
+	if err := c.Get(ctx, key, rt); err != nil {
+		return false
+	}
+	spec, err := core.RuntimeSpec(rt)
+	if err != nil {
+		return false
+	}
+	for _, n := range core.RuntimeClassNames(spec) {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
