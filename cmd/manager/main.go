@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/utils/clock"
@@ -129,7 +130,17 @@ func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan st
 	case <-ctx.Done():
 		return nil
 	}
-	rt, err := plugins.NewRuntime(framework.Options{})
+	log := ctrl.Log.WithName("setup")
+	mapper := mgr.GetRESTMapper()
+	entries := plugins.WithInstalledCRDs(plugins.Builtin(),
+		func(gvk schema.GroupVersionKind) bool {
+			_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			return err == nil
+		},
+		func(name string, gvk schema.GroupVersionKind) {
+			log.Info("CRD not installed; plugin disabled", "plugin", name, "kind", gvk.String())
+		})
+	rt, err := plugins.NewRuntimeOf(entries, framework.Options{})
 	if err != nil {
 		return err
 	}

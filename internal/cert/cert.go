@@ -41,6 +41,9 @@ func OperatorNamespace() string {
 	return DefaultOperatorNamespace
 }
 
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+
 // Options configure the rotation.
 type Options struct {
 	Namespace   string

@@ -25,6 +25,11 @@ import (
 // writes it.
 const CertDir = "/tmp/k8s-webhook-server/serving-certs"
 
+// Leader election, and scrape authentication when metrics.auth.enabled is set.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create;get;list;watch;update
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // Options turns a defaulted, valid Configuration into manager options.
 func Options(cfg *configapi.Configuration, scheme *runtime.Scheme) ctrl.Options {
 	tlsOpts := []func(*tls.Config){TLSConfig(cfg.TLS)}

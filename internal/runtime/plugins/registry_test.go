@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 )
@@ -29,5 +30,22 @@ func TestBuiltinOrder(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("framework plugin order (-want,+got):\n%s", diff)
+	}
+}
+
+func TestWithInstalledCRDs(t *testing.T) {
+	var skipped []string
+	entries := WithInstalledCRDs(Builtin(),
+		func(gvk schema.GroupVersionKind) bool { return gvk.Group == "scheduling.x-k8s.io" },
+		func(name string, _ schema.GroupVersionKind) { skipped = append(skipped, name) })
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name)
+	}
+	if diff := cmp.Diff([]string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "JobSet"}, got); diff != "" {
+		t.Errorf("entries (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Volcano"}, skipped); diff != "" {
+		t.Errorf("skipped (-want,+got):\n%s", diff)
 	}
 }

@@ -179,6 +179,10 @@ var _ = ginkgo.Describe("The manager binary", ginkgo.Ordered, func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})).To(gomega.Succeed())
 		}, "30s", util.Interval).Should(gomega.Succeed(), func() string { return first.logs() })
 
+		gomega.Expect(first.logs()).To(gomega.MatchRegexp(`CRD not installed; plugin disabled.*"plugin":"Volcano"`),
+			"the Volcano CRD is not installed here, the coscheduling one is")
+		gomega.Expect(first.logs()).NotTo(gomega.MatchRegexp(`plugin disabled.*"plugin":"CoScheduling"`))
+
 		ginkgo.By("starting a second manager, which serves but waits on the leader lease")
 		second := startManager("second")
 		gomega.Eventually(second.ready, "60s", util.Interval).Should(gomega.Succeed(), func() string { return second.logs() })
