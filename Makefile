@@ -63,14 +63,14 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets test-unit test-integration ## Run every test: unit, then envtest integration (builds the toolchain if missing).
+test: envtest-assets kustomize test-unit test-integration ## Run every test: unit, then envtest integration (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 
 .PHONY: test-integration
-test-integration: envtest-assets ## Run the envtest integration suites.
+test-integration: envtest-assets kustomize ## Run the envtest integration suites.
 	go test $(GO_TEST_FLAGS) ./test/integration/...
 
 .PHONY: verify
@@ -102,3 +102,7 @@ controller-gen:
 .PHONY: golangci-lint
 golangci-lint:
 	@$(TOOLCHAIN) golangci-lint
+
+.PHONY: kustomize
+kustomize:
+	@$(TOOLCHAIN) kustomize

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -21,16 +22,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
-// webhookInstallOptions reads the generated webhook manifests and adds what the install overlay
-// adds: runtimes labelled webhook-validation=disabled are never sent to the webhook.
+// webhookInstallOptions installs the webhook configurations exactly as config/webhook builds them
+// (names, object selectors); envtest points them at the test's webhook server.
 func webhookInstallOptions() (envtest.WebhookInstallOptions, error) {
-	data, err := os.ReadFile(filepath.Join(util.RepoRoot(), "config", "webhook", "manifests.yaml"))
+	kustomize := filepath.Join(util.RepoRoot(), "bin", "kustomize")
+	if _, err := os.Stat(kustomize); err != nil {
+		return envtest.WebhookInstallOptions{}, fmt.Errorf("kustomize not found in bin/: run 'make test-integration' or 'hack/toolchain.sh kustomize'")
+	}
+	cmd := exec.Command(kustomize, "build", filepath.Join(util.RepoRoot(), "config", "webhook"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
 	if err != nil {
-		return envtest.WebhookInstallOptions{}, err
+		return envtest.WebhookInstallOptions{}, fmt.Errorf("kustomize build config/webhook: %w: %s", err, stderr.String())
 	}
 	opts := envtest.WebhookInstallOptions{}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -57,13 +64,6 @@ func webhookInstallOptions() (envtest.WebhookInstallOptions, error) {
 			v := &admissionv1.ValidatingWebhookConfiguration{}
 			if err := utilyaml.Unmarshal(doc, v); err != nil {
 				return opts, err
-			}
-			for i := range v.Webhooks {
-				if v.Webhooks[i].Name != "validator.trainjob.trainer.kubeflow.org" {
-					v.Webhooks[i].ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-						Key: trainer.WebhookValidationLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{trainer.WebhookValidationDisabled},
-					}}}
-				}
 			}
 			opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, v)
 		}
