@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
 
 	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
 )
@@ -89,5 +90,46 @@ func TestTLSConfig(t *testing.T) {
 	TLSConfig(&configapi.TLSOptions{MinVersion: "1.3", NextProtos: []string{"h2", "http/1.1"}})(c)
 	if diff := cmp.Diff([]any{uint16(tls.VersionTLS13), []string{"h2", "http/1.1"}}, []any{c.MinVersion, c.NextProtos}); diff != "" {
 		t.Errorf("TLS options (-want,+got):\n%s", diff)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	cfg, err := Load(write(t, `apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+webhook: {port: 9999, host: 127.0.0.1}
+metrics: {bindAddress: ":9090", secureServing: false}
+health: {healthProbeBindAddress: ":9091", readinessEndpointName: ready, livenessEndpointName: alive}
+leaderElection: {leaderElect: true, resourceName: gantry, resourceNamespace: ops, leaseDuration: 30s}
+controller:
+  groupKindConcurrency: {TrainJob.trainer.kubeflow.org: 5, TrainingRuntime.trainer.kubeflow.org: 1}
+clientConnection: {qps: 200, burst: 400}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options(cfg, nil)
+	got := map[string]any{
+		"metrics":       o.Metrics.BindAddress,
+		"secure":        o.Metrics.SecureServing,
+		"health":        o.HealthProbeBindAddress,
+		"ready":         o.ReadinessEndpointName,
+		"live":          o.LivenessEndpointName,
+		"leaderElect":   o.LeaderElection,
+		"leaseID":       o.LeaderElectionID,
+		"leaseNS":       o.LeaderElectionNamespace,
+		"leaseDuration": o.LeaseDuration.String(),
+		"concurrency":   o.Controller.GroupKindConcurrency,
+	}
+	want := map[string]any{
+		"metrics": ":9090", "secure": false, "health": ":9091", "ready": "/ready", "live": "/alive",
+		"leaderElect": true, "leaseID": "gantry", "leaseNS": "ops", "leaseDuration": "30s",
+		"concurrency": map[string]int{"TrainJob.trainer.kubeflow.org": 5, "TrainingRuntime.trainer.kubeflow.org": 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Options() (-want,+got):\n%s", diff)
+	}
+	rc := RESTConfig(cfg, &rest.Config{Host: "https://example"})
+	if rc.QPS != 200 || rc.Burst != 400 {
+		t.Errorf("RESTConfig() QPS %v burst %d, want 200 and 400", rc.QPS, rc.Burst)
 	}
 }
