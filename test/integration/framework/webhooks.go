@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -28,16 +25,9 @@ import (
 // webhookInstallOptions installs the webhook configurations exactly as config/webhook builds them
 // (names, object selectors); envtest points them at the test's webhook server.
 func webhookInstallOptions() (envtest.WebhookInstallOptions, error) {
-	kustomize := filepath.Join(util.RepoRoot(), "bin", "kustomize")
-	if _, err := os.Stat(kustomize); err != nil {
-		return envtest.WebhookInstallOptions{}, fmt.Errorf("kustomize not found in bin/: run 'make test-integration' or 'hack/toolchain.sh kustomize'")
-	}
-	cmd := exec.Command(kustomize, "build", filepath.Join(util.RepoRoot(), "config", "webhook"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	data, err := cmd.Output()
+	data, err := util.Kustomize("config/webhook")
 	if err != nil {
-		return envtest.WebhookInstallOptions{}, fmt.Errorf("kustomize build config/webhook: %w: %s", err, stderr.String())
+		return envtest.WebhookInstallOptions{}, err
 	}
 	opts := envtest.WebhookInstallOptions{}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))

@@ -84,6 +84,11 @@ var _ = ginkgo.Describe("Shipped runtimes and examples", func() {
 func readObjects(path string) []*unstructured.Unstructured {
 	data, err := os.ReadFile(path)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	return decodeObjects(data)
+}
+
+// decodeObjects decodes every document of a YAML stream.
+func decodeObjects(data []byte) []*unstructured.Unstructured {
 	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -92,7 +97,7 @@ func readObjects(path string) []*unstructured.Unstructured {
 		if errors.Is(err, io.EOF) {
 			return objs
 		}
-		gomega.Expect(err).NotTo(gomega.HaveOccurred(), path)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		if len(obj.Object) > 0 {
 			objs = append(objs, obj)
 		}

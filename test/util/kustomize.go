@@ -1,0 +1,27 @@
+package util
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Kustomize runs `kustomize build` on a directory of the repository with the toolchain's
+// kustomize (bin/kustomize, which `make test-integration` builds).
+func Kustomize(dir string) ([]byte, error) {
+	bin := filepath.Join(RepoRoot(), "bin", "kustomize")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, errors.New("kustomize not found in bin/: run 'make test-integration' or 'hack/toolchain.sh kustomize'")
+	}
+	cmd := exec.Command(bin, "build", filepath.Join(RepoRoot(), dir))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w: %s", dir, err, stderr.String())
+	}
+	return out, nil
+}
