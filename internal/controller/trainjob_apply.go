@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -18,11 +19,12 @@ import (
 // FieldOwner is the server-side apply field manager of everything the controller writes.
 const FieldOwner = "trainer"
 
-// applyObjects writes the objects a TrainJob needs, each as its mode says. Existence checks read
-// the cache, which holds every kind the controller owns.
+// applyObjects writes the objects a TrainJob needs, each as its mode says, and only when the
+// object in the cache differs from what it would write: a reconcile with nothing to change makes
+// no write. Existence checks read the cache, which holds every kind the controller owns.
 func (r *TrainJobReconciler) applyObjects(ctx context.Context, tj *trainer.TrainJob, objs []runtime.Object) error {
 	for _, o := range objs {
-		write, absent, err := r.shouldWrite(ctx, tj, o)
+		existing, write, err := r.shouldWrite(ctx, tj, o)
 		if err != nil {
 			return err
 		}
@@ -38,38 +40,90 @@ func (r *TrainJobReconciler) applyObjects(ctx context.Context, tj *trainer.Train
 		if err != nil {
 			return fmt.Errorf("converting %s: %w", describe(o.Object), err)
 		}
+		if existing != nil && upToDate(u, existing) {
+			continue
+		}
 		ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
 		if err := r.client.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s: %w", describe(o.Object), err)
 		}
-		if _, isJobSet := o.Object.(*jobsetv1alpha2.JobSet); isJobSet && absent {
+		if _, isJobSet := o.Object.(*jobsetv1alpha2.JobSet); isJobSet && existing == nil {
 			metrics.JobSetCreationSeconds.Observe(r.clock.Since(tj.CreationTimestamp.Time).Seconds())
 		}
 	}
 	return nil
 }
 
-// shouldWrite decides by the object's apply mode and what exists; absent reports that the object
-// was checked and does not exist yet.
-func (r *TrainJobReconciler) shouldWrite(ctx context.Context, tj *trainer.TrainJob, o runtime.Object) (write, absent bool, err error) {
-	if o.Mode == runtime.ApplyAlways {
-		return true, false, nil
-	}
+// shouldWrite decides by the object's apply mode and what exists, and returns the existing
+// object (nil when absent).
+func (r *TrainJobReconciler) shouldWrite(ctx context.Context, tj *trainer.TrainJob, o runtime.Object) (client.Object, bool, error) {
 	existing, ok := o.DeepCopyObject().(client.Object)
 	if !ok {
-		return false, false, fmt.Errorf("%T is not a client.Object", o.Object)
+		return nil, false, fmt.Errorf("%T is not a client.Object", o.Object)
 	}
-	err = r.client.Get(ctx, client.ObjectKeyFromObject(o.Object), existing)
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(o.Object), existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, true, nil
+		return nil, true, nil
 	case err != nil:
-		return false, false, fmt.Errorf("reading %s: %w", describe(o.Object), err)
-	case o.Mode == runtime.ApplyIfAbsent:
-		return false, false, nil
+		return nil, false, fmt.Errorf("reading %s: %w", describe(o.Object), err)
 	}
-	// ApplyUnlessRunning: write while the TrainJob or the object itself is suspended.
-	return ptr.Deref(tj.Spec.Suspend, false) || suspended(existing), false, nil
+	switch o.Mode {
+	case runtime.ApplyIfAbsent:
+		return existing, false, nil
+	case runtime.ApplyUnlessRunning:
+		// Written while the TrainJob or the object itself is suspended.
+		return existing, ptr.Deref(tj.Spec.Suspend, false) || suspended(existing), nil
+	default:
+		return existing, true, nil
+	}
+}
+
+// upToDate reports whether every field of desired already has that value in existing (which
+// also holds what the apiserver and other controllers added). When unsure, it says no and the
+// object is applied.
+func upToDate(desired map[string]any, existing client.Object) bool {
+	current, err := runtime.ToUnstructured(existing)
+	if err != nil {
+		return false
+	}
+	// Typed objects from the cache carry no apiVersion and kind.
+	want := make(map[string]any, len(desired))
+	for k, v := range desired {
+		if k != "apiVersion" && k != "kind" {
+			want[k] = v
+		}
+	}
+	return subset(want, current)
+}
+
+func subset(want, got any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			if !subset(v, g[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !subset(w[i], g[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return equality.Semantic.DeepEqual(want, got)
+	}
 }
 
 // suspended reads spec.suspend of objects that have one (JobSets); others are never suspended.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
@@ -251,6 +252,33 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 			cm := &corev1.ConfigMap{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mpijob-mpi-hostfile"}, cm)).To(gomega.Succeed())
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("forcing reconciles with nothing to change: no object is written again")
+		versions := func(g gomega.Gomega) []string {
+			cm, secret, js, snap := &corev1.ConfigMap{}, &corev1.Secret{}, &jobsetv1alpha2.JobSet{}, &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mpijob-mpi-hostfile"}, cm)).To(gomega.Succeed())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mpijob-mpi-ssh-auth"}, secret)).To(gomega.Succeed())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mpijob-runtime-snapshot"}, snap)).To(gomega.Succeed())
+			return []string{cm.ResourceVersion, secret.ResourceVersion, js.ResourceVersion, snap.ResourceVersion}
+		}
+		var before []string
+		gomega.Eventually(func(g gomega.Gomega) { before = versions(g) }, util.Timeout, util.Interval).Should(gomega.Succeed())
+		applies := mgr.Applies()
+		reconciles := reconcileCount()
+		for i := range 3 {
+			gomega.Eventually(func(g gomega.Gomega) {
+				cur := &trainer.TrainJob{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur)).To(gomega.Succeed())
+				cur.Annotations = map[string]string{"touch": fmt.Sprint(i)}
+				g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
+			}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		}
+		gomega.Eventually(reconcileCount, util.Timeout, util.Interval).Should(gomega.BeNumerically(">=", reconciles+3))
+		gomega.Consistently(func(g gomega.Gomega) {
+			g.Expect(versions(g)).To(gomega.Equal(before))
+			g.Expect(mgr.Applies()).To(gomega.Equal(applies), "a reconcile with nothing to change sent an apply")
+		}, "2s", util.Interval).Should(gomega.Succeed())
 	})
 
 	ginkgo.It("sizes the coscheduling PodGroup and re-renders it when a LimitRange appears", func() {
@@ -316,4 +344,24 @@ func histogramCount(h prometheus.Histogram) uint64 {
 	m := &dto.Metric{}
 	gomega.Expect(h.Write(m)).To(gomega.Succeed())
 	return m.GetHistogram().GetSampleCount()
+}
+
+// reconcileCount is how many reconciles the TrainJob controller has finished.
+func reconcileCount() float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "trainjob_controller" {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -16,15 +17,23 @@ import (
 // Manager is an in-process manager of a test, started by StartManager.
 type Manager struct {
 	manager.Manager
-	cancel context.CancelFunc
-	done   sync.WaitGroup
-	err    error
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+	err     error
+	applies atomic.Int64
+}
+
+// Applies is how many server-side applies the manager's client has sent.
+func (m *Manager) Applies() int64 {
+	return m.applies.Load()
 }
 
 // StartManager starts a manager against the control plane with the production cache settings,
 // after setup registered what the test needs. Stop it with Stop.
 func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager) error) (*Manager, error) {
+	m := &Manager{}
 	opts := ctrl.Options{
+		NewClient:              newCountingClient(&m.applies),
 		Scheme:                 f.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -43,7 +52,7 @@ func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	m := &Manager{Manager: mgr, cancel: cancel}
+	m.Manager, m.cancel = mgr, cancel
 	m.done.Add(1)
 	go func() {
 		defer m.done.Done()

@@ -1,0 +1,32 @@
+package framework
+
+import (
+	"context"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// countingClient counts the server-side applies a manager sends, so tests can prove that a
+// reconcile with nothing to change writes nothing (a no-op apply would not change resourceVersion).
+type countingClient struct {
+	client.Client
+	applies *atomic.Int64
+}
+
+func (c *countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	c.applies.Add(1)
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
+func newCountingClient(applies *atomic.Int64) func(*rest.Config, client.Options) (client.Client, error) {
+	return func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+		c, err := client.New(cfg, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &countingClient{Client: c, applies: applies}, nil
+	}
+}
