@@ -8,15 +8,16 @@ import (
 	"os"
 	"time"
 
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/config"
 	"github.com/gantry-ml/gantry/internal/controller"
@@ -65,35 +66,9 @@ func run() error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 
-	certsReady := make(chan struct{})
-	if *cfg.CertManagement.Enable {
-		namespace := cert.OperatorNamespace()
-		direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: s})
-		if err != nil {
-			return err
-		}
-		if err := cert.EnsureSecret(context.Background(), direct, namespace, cfg.CertManagement.WebhookSecretName); err != nil {
-			return err
-		}
-		err = cert.AddRotator(mgr, cert.Options{
-			Namespace:   namespace,
-			ServiceName: cfg.CertManagement.WebhookServiceName,
-			SecretName:  cfg.CertManagement.WebhookSecretName,
-			CertDir:     config.CertDir,
-		}, certsReady)
-		if err != nil {
-			return fmt.Errorf("setting up certificate rotation: %w", err)
-		}
-		if err := mgr.Add(&cert.DiskSync{
-			Reader: direct,
-			Secret: types.NamespacedName{Namespace: namespace, Name: cfg.CertManagement.WebhookSecretName},
-			Dir:    config.CertDir,
-			Period: 2 * time.Second,
-		}); err != nil {
-			return err
-		}
-	} else {
-		close(certsReady)
+	certsReady, err := setupCertificates(mgr, cfg, s)
+	if err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck(cfg.Health.LivenessEndpointName, healthz.Ping); err != nil {
 		return err
@@ -122,6 +97,41 @@ func run() error {
 		return fmt.Errorf("setting up controllers and webhooks: %w", setupErr)
 	}
 	return err
+}
+
+// setupCertificates adds in-process certificate rotation when certManagement is enabled. The
+// returned channel closes once the serving certificate is on disk (at once when certificates are
+// provided externally).
+func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme) (chan struct{}, error) {
+	certsReady := make(chan struct{})
+	if !*cfg.CertManagement.Enable {
+		close(certsReady)
+		return certsReady, nil
+	}
+	namespace := cert.OperatorNamespace()
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: s})
+	if err != nil {
+		return nil, err
+	}
+	if err := cert.EnsureSecret(context.Background(), direct, namespace, cfg.CertManagement.WebhookSecretName); err != nil {
+		return nil, err
+	}
+	err = cert.AddRotator(mgr, cert.Options{
+		Namespace:   namespace,
+		ServiceName: cfg.CertManagement.WebhookServiceName,
+		SecretName:  cfg.CertManagement.WebhookSecretName,
+		CertDir:     config.CertDir,
+	}, certsReady)
+	if err != nil {
+		return nil, fmt.Errorf("setting up certificate rotation: %w", err)
+	}
+	err = mgr.Add(&cert.DiskSync{
+		Reader: direct,
+		Secret: types.NamespacedName{Namespace: namespace, Name: cfg.CertManagement.WebhookSecretName},
+		Dir:    config.CertDir,
+		Period: 2 * time.Second,
+	})
+	return certsReady, err
 }
 
 func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}) error {
