@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -94,36 +93,7 @@ func upToDate(desired map[string]any, existing client.Object) bool {
 			want[k] = v
 		}
 	}
-	return subset(want, current)
-}
-
-func subset(want, got any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, v := range w {
-			if !subset(v, g[k]) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !subset(w[i], g[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return equality.Semantic.DeepEqual(want, got)
-	}
+	return runtime.Subset(want, current)
 }
 
 // suspended reads spec.suspend of objects that have one (JobSets); others are never suspended.

@@ -127,3 +127,24 @@ func TestPodRequestsWithEnvironment(t *testing.T) {
 		t.Errorf("PodRequests without an environment (-want,+got):\n%s", diff)
 	}
 }
+
+func TestSubset(t *testing.T) {
+	got := map[string]any{"a": int64(1), "b": []any{"x", map[string]any{"c": true, "d": "extra"}}, "e": "server"}
+	cases := map[string]struct {
+		want any
+		ok   bool
+	}{
+		"fewer fields":             {want: map[string]any{"a": float64(1), "b": []any{"x", map[string]any{"c": true}}}, ok: true},
+		"a different value":        {want: map[string]any{"a": int64(2)}},
+		"a missing field":          {want: map[string]any{"z": "1"}},
+		"a list of another length": {want: map[string]any{"b": []any{"x"}}},
+		"another type":             {want: map[string]any{"a": "1"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.ok, Subset(tc.want, got)); diff != "" {
+				t.Errorf("Subset (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
