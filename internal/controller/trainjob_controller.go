@@ -193,10 +193,11 @@ func (r *TrainJobReconciler) computeStatus(ctx context.Context, tj *trainer.Trai
 	exceeded, requeue := deadlineExceeded(tj, status, now.Time)
 	if exceeded {
 		setDeadlineExceeded(status, tj, now)
-		if js != nil {
-			if err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				ctrl.LoggerFrom(ctx).Error(err, "Deleting the JobSet of a TrainJob past its deadline")
-			}
+		// Deleted by name, not only when the cache has it: the JobSet this very reconcile applied
+		// may not be in the cache yet, and a failed TrainJob is never visited again.
+		js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: tj.Namespace, Name: tj.Name}}
+		if err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return 0, fmt.Errorf("deleting the JobSet of a TrainJob past its deadline: %w", err)
 		}
 	}
 	return requeue, nil
