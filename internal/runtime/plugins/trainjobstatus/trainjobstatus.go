@@ -148,4 +148,3 @@ func (*TrainJobStatus) Build(_ context.Context, info *runtime.Info, tj *trainer.
 	}
 	return []runtime.Object{{Object: cm, Mode: runtime.ApplyAlways}}, nil
 }
-
