@@ -53,9 +53,8 @@ type Options struct {
 
 // Server is a manager Runnable that runs on every replica.
 type Server struct {
-	opts    Options
-	addr    atomic.Pointer[string]
-	handler http.Handler
+	opts Options
+	addr atomic.Pointer[string]
 }
 
 var _ manager.LeaderElectionRunnable = (*Server)(nil)

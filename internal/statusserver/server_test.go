@@ -2,9 +2,9 @@ package statusserver
 
 import (
 	"context"
-	"fmt"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -166,4 +166,3 @@ func eventually(t *testing.T, f func() error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-

@@ -98,9 +98,11 @@ func TestOIDCVerifier(t *testing.T) {
 		wantErr string
 	}{
 		"RS256, the right audience and namespace": {key: rsaKey, kid: "rsa", claims: claims(nil)},
-		"ES256":                                   {key: ecKey, kid: "ec", claims: claims(nil)},
+		"ES256": {key: ecKey, kid: "ec", claims: claims(nil)},
 		"audience of another TrainJob": {key: rsaKey, kid: "rsa",
-			claims:  claims(func(c map[string]any) { c["aud"] = []string{"trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/other/status"} }),
+			claims: claims(func(c map[string]any) {
+				c["aud"] = []string{"trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/other/status"}
+			}),
 			wantErr: "expected audience"},
 		"the API audience": {key: rsaKey, kid: "rsa",
 			claims:  claims(func(c map[string]any) { c["aud"] = []string{"https://kubernetes.default.svc"} }),
