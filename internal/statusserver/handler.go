@@ -131,14 +131,13 @@ func parsePath(path string) (namespace, name string, ok bool) {
 	return namespace, name, true
 }
 
-// bearerToken reads "Bearer <token>": the scheme in any case, spaces around either part.
+// bearerToken reads "Bearer <token>": the scheme in any case, any white space around either part.
 func bearerToken(header string) (string, bool) {
-	scheme, token, found := strings.Cut(strings.TrimSpace(header), " ")
-	token = strings.TrimSpace(token)
-	if !found || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+	fields := strings.Fields(header)
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "Bearer") {
 		return "", false
 	}
-	return token, true
+	return fields[1], true
 }
 
 // writeAPIError maps an apiserver error: invalid or malformed status 422 with the apiserver's

@@ -83,6 +83,12 @@ func TestHandler(t *testing.T) {
 			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
 			wantApplied: []string{"ns/job"}, wantStatus: wantReport,
 		},
+		"a tab after the scheme": {
+			auth: "bearer\ttok", body: `{}`, wantCode: 200, wantBody: `{}`,
+			wantVerify: []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
+		},
+		"two tokens": {auth: "Bearer a b", body: report,
+			wantCode: 403, wantReason: metav1.StatusReasonForbidden, wantMessage: "a bearer token is required"},
 		"no trainerStatus: echoed, nothing written": {
 			auth: "Bearer tok", body: `{}`, wantCode: 200, wantBody: `{}`,
 			wantVerify: []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
