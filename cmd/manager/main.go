@@ -94,7 +94,7 @@ func run() error {
 			cancel()
 		}
 	}()
-	log.Info("Starting the manager", "version", version.String())
+	log.Info("Starting the manager", "version", version.String(), "trainJobStatus", status != nil)
 	err = mgr.Start(ctx)
 	cancel()
 	<-setupDone
