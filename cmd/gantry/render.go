@@ -2,29 +2,36 @@ package main
 
 import (
 	"context"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/gantry-ml/gantry/internal/features"
 	"github.com/gantry-ml/gantry/internal/render"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
-const renderUsage = `Usage: gantry render -f FILE [-f FILE ...] [--validate]
+const renderUsage = `Usage: gantry render -f FILE [-f FILE ...] [--validate] [--feature-gates G=bool] [--status-server-ca FILE]
 
 Prints, as multi-document YAML, every object the Gantry controller would apply for the TrainJob in
 the input: the runtime snapshot ConfigMap, then the plugins' objects (Secrets, ConfigMaps,
 PodGroups) and the JobSet. The input needs exactly one TrainJob and the runtime it references;
 CRD defaults are applied as the apiserver would, and objects without a namespace go to "default".
+With the TrainJobStatus feature (on by default), the trainer pods get the status server of the
+default install (kubeflow-trainer-controller-manager.kubeflow-system.svc:10443), and the
+<trainjob>-tls-config ConfigMap holds a placeholder instead of the cluster's CA.
 
 With --validate, runs the admission checks instead: prints "error: <field>: <message>" and
 "warning: <message>" lines and exits 1 when there is an error.
 
 Flags:
-  -f FILE     a YAML file with one or more documents; "-" reads standard input (repeatable)
-  --validate  validate instead of rendering
+  -f FILE                  a YAML file with one or more documents; "-" reads standard input (repeatable)
+  --validate               validate instead of rendering
+  --feature-gates G=bool   feature gates, as the manager takes them, e.g. TrainJobStatus=false
+  --status-server-ca FILE  a PEM CA certificate to put into <trainjob>-tls-config
 `
 
 type fileList []string
@@ -40,6 +47,8 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var files fileList
 	fs.Var(&files, "f", "")
 	validate := fs.Bool("validate", false, "")
+	gates := fs.String("feature-gates", "", "")
+	caFile := fs.String("status-server-ca", "", "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || len(files) == 0 {
 		msg := "give at least one -f FILE"
 		if err != nil {
@@ -61,7 +70,10 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "gantry render: %v\n", err)
 		return 2
 	}
-	rt, err := render.NewRuntime()
+	rt, err := newRuntime(*gates)
+	if err == nil && *caFile != "" {
+		in.StatusServerCA, err = readCA(*caFile)
+	}
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "gantry render: %v\n", err)
 		return 2
@@ -79,6 +91,35 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// newRuntime applies --feature-gates to a copy of the gates, so rendering leaves the process's
+// gates alone.
+func newRuntime(gates string) (*core.Runtime, error) {
+	g := features.Gates().DeepCopy()
+	if gates != "" {
+		if err := g.Set(gates); err != nil {
+			return nil, fmt.Errorf("invalid --feature-gates: %w", err)
+		}
+	}
+	return render.NewRuntimeWithStatus(g.Enabled(features.TrainJobStatus))
+}
+
+// readCA reads a PEM file holding at least one certificate.
+func readCA(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--status-server-ca: %w", err)
+	}
+	for rest := data; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			return "", fmt.Errorf("--status-server-ca: %s holds no PEM certificate", path)
+		}
+		if block.Type == "CERTIFICATE" {
+			return string(data), nil
+		}
+	}
 }
 
 func printValidation(ctx context.Context, rt *core.Runtime, in *render.Input, stdout io.Writer) int {

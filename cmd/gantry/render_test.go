@@ -22,7 +22,33 @@ func TestRenderCommand(t *testing.T) {
 		wantStderr     string
 		wantStderrHas  string
 		wantStdoutNone bool
+		wantStdoutNot  []string
 	}{
+		"the status server injection and CA ConfigMap, with a placeholder CA": {
+			args: []string{"-f", torchJob, "-f", torchRuntime},
+			wantStdoutHas: []string{"name: torch-mnist-tls-config\n", "<ca.crt of Secret kubeflow-system/kubeflow-trainer-webhook-cert>\n",
+				"value: https://kubeflow-trainer-controller-manager.kubeflow-system.svc:10443/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs/torch-mnist/status\n"},
+		},
+		"the cluster's CA from a file": {
+			args:          []string{"-f", torchJob, "-f", torchRuntime, "--status-server-ca", "testdata/ca.crt"},
+			wantStdoutHas: []string{"name: torch-mnist-tls-config\n", "    -----BEGIN CERTIFICATE-----\n"},
+			wantStdoutNot: []string{"<ca.crt of Secret"},
+		},
+		"a CA file without a certificate": {
+			args:       []string{"-f", torchJob, "-f", torchRuntime, "--status-server-ca", torchRuntime},
+			wantCode:   2,
+			wantStderr: "gantry render: --status-server-ca: " + torchRuntime + " holds no PEM certificate\n",
+		},
+		"TrainJobStatus off": {
+			args:          []string{"-f", torchJob, "-f", torchRuntime, "--feature-gates", "TrainJobStatus=false"},
+			wantStdoutHas: []string{"kind: JobSet\n"},
+			wantStdoutNot: []string{"tls-config", "KUBEFLOW_TRAINER_SERVER", "kubeflow-trainer-token"},
+		},
+		"an unknown feature gate": {
+			args:          []string{"-f", torchJob, "-f", torchRuntime, "--feature-gates", "Nope=true"},
+			wantCode:      2,
+			wantStderrHas: "gantry render: invalid --feature-gates: unrecognized feature gate: Nope",
+		},
 		"renders a TrainJob and its runtime": {
 			args:          []string{"-f", torchJob, "-f", torchRuntime},
 			wantStdoutHas: []string{"kind: ConfigMap\n", "name: torch-mnist-runtime-snapshot\n", "---\n", "kind: JobSet\n", "value: torch-mnist-node-0-0.torch-mnist\n"},
@@ -96,6 +122,11 @@ func TestRenderCommand(t *testing.T) {
 			for _, s := range tc.wantStdoutHas {
 				if !strings.Contains(stdout.String(), s) {
 					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
+				}
+			}
+			for _, s := range tc.wantStdoutNot {
+				if strings.Contains(stdout.String(), s) {
+					t.Errorf("stdout has %q:\n%s", s, stdout.String())
 				}
 			}
 			if tc.wantStderr != "" {

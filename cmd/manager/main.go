@@ -70,6 +70,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	status, err := setupStatusServer(mgr, cfg, s)
+	if err != nil {
+		return fmt.Errorf("setting up the status server: %w", err)
+	}
 	if err := mgr.AddHealthzCheck(cfg.Health.LivenessEndpointName, healthz.Ping); err != nil {
 		return err
 	}
@@ -81,15 +85,16 @@ func run() error {
 	defer cancel()
 	var setupErr error
 	setupDone := make(chan struct{})
-	// Controllers and webhooks start only once the serving certificate exists: the webhook server
-	// cannot start without it, and a controller without its webhooks would accept invalid jobs.
+	// Controllers, webhooks and the status server start only once the serving certificate exists:
+	// the servers cannot start without it, and a controller without its webhooks would accept
+	// invalid jobs.
 	go func() {
 		defer close(setupDone)
-		if setupErr = setupAfterCerts(ctx, mgr, certsReady); setupErr != nil {
+		if setupErr = setupAfterCerts(ctx, mgr, certsReady, status); setupErr != nil {
 			cancel()
 		}
 	}()
-	log.Info("Starting the manager", "version", version.String())
+	log.Info("Starting the manager", "version", version.String(), "trainJobStatus", status != nil)
 	err = mgr.Start(ctx)
 	cancel()
 	<-setupDone
@@ -134,7 +139,7 @@ func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 	return certsReady, err
 }
 
-func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}) error {
+func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}, status *statusServer) error {
 	select {
 	case <-certsReady:
 	case <-ctx.Done():
@@ -150,12 +155,24 @@ func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan st
 		func(name string, gvk schema.GroupVersionKind) {
 			log.Info("CRD not installed; plugin disabled", "plugin", name, "kind", gvk.String())
 		})
-	rt, err := plugins.NewRuntimeOf(entries, framework.Options{})
+	var fwkOpts framework.Options
+	var ctrlOpts []controller.Option
+	if status != nil {
+		fwkOpts.StatusServerURL = status.url
+		ctrlOpts = append(ctrlOpts, controller.WithStatusServerCA(status.ca))
+	}
+	rt, err := plugins.NewRuntimeOf(entries, fwkOpts)
 	if err != nil {
 		return err
 	}
-	if err := controller.SetupControllers(mgr, rt); err != nil {
+	if err := controller.SetupControllers(mgr, rt, ctrlOpts...); err != nil {
 		return err
 	}
-	return webhook.Setup(mgr, rt, clock.RealClock{})
+	if err := webhook.Setup(mgr, rt, clock.RealClock{}); err != nil {
+		return err
+	}
+	if status != nil {
+		return mgr.Add(status.server)
+	}
+	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -69,6 +71,7 @@ func Validate(cfg *configapi.Configuration) field.ErrorList {
 			errs = append(errs, field.Invalid(q.path.Child("burst"), q.burst, "must not be negative"))
 		}
 	}
+	errs = append(errs, validatePortsDiffer(cfg)...)
 	for kind, n := range cfg.Controller.GroupKindConcurrency {
 		if n < 1 {
 			errs = append(errs, field.Invalid(field.NewPath("controller", "groupKindConcurrency").Key(kind), n, "must be at least 1"))
@@ -83,6 +86,26 @@ func Validate(cfg *configapi.Configuration) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validatePortsDiffer refuses a status server port another server of the manager already uses:
+// the manager would fail to start with "address already in use".
+func validatePortsDiffer(cfg *configapi.Configuration) field.ErrorList {
+	port := strconv.Itoa(int(*cfg.StatusServer.Port))
+	others := []struct {
+		name    string
+		address string
+	}{
+		{"webhook.port", ":" + strconv.Itoa(int(*cfg.Webhook.Port))},
+		{"metrics.bindAddress", cfg.Metrics.BindAddress},
+		{"health.healthProbeBindAddress", cfg.Health.HealthProbeBindAddress},
+	}
+	for _, o := range others {
+		if _, p, err := net.SplitHostPort(o.address); err == nil && p == port {
+			return field.ErrorList{field.Invalid(field.NewPath("statusServer", "port"), *cfg.StatusServer.Port, "must differ from the port of "+o.name)}
+		}
+	}
+	return nil
 }
 
 // TLSVersion maps "1.0".."1.3" to the crypto/tls constant; "" is Go's default.

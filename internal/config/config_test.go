@@ -46,6 +46,19 @@ tls: {minVersion: "1.2", cipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]}
 			content: "apiVersion: v1\nkind: ConfigMap\n",
 			wantErr: `invalid configuration: PATH: apiVersion/kind is "v1" "ConfigMap", want "config.trainer.kubeflow.org/v1alpha1" "Configuration"`,
 		},
+		"bad status server values": {
+			content: "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\nstatusServer: {port: 0, qps: -1, burst: -2}\n",
+			wantErr: `invalid configuration: [statusServer.port: Invalid value: 0: must be between 1 and 65535, ` +
+				`statusServer.qps: Invalid value: -1: must not be negative, statusServer.burst: Invalid value: -2: must not be negative]`,
+		},
+		"the status server on the webhook port": {
+			content: "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\nstatusServer: {port: 9443}\n",
+			wantErr: `invalid configuration: statusServer.port: Invalid value: 9443: must differ from the port of webhook.port`,
+		},
+		"the status server on the metrics port": {
+			content: "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\nstatusServer: {port: 8443}\n",
+			wantErr: `invalid configuration: statusServer.port: Invalid value: 8443: must differ from the port of metrics.bindAddress`,
+		},
 		"bad values": {
 			content: "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\nwebhook: {port: 70000}\n" +
 				"controller: {groupKindConcurrency: {TrainJob.trainer.kubeflow.org: 0}}\nclientConnection: {qps: -1}\ntls: {minVersion: \"1.4\"}\n",
@@ -131,5 +144,9 @@ clientConnection: {qps: 200, burst: 400}
 	rc := RESTConfig(cfg, &rest.Config{Host: "https://example"})
 	if rc.QPS != 200 || rc.Burst != 400 {
 		t.Errorf("RESTConfig() QPS %v burst %d, want 200 and 400", rc.QPS, rc.Burst)
+	}
+	rc = StatusServerRESTConfig(cfg, &rest.Config{Host: "https://example"})
+	if rc.QPS != 5 || rc.Burst != 10 {
+		t.Errorf("StatusServerRESTConfig() QPS %v burst %d, want the defaults 5 and 10", rc.QPS, rc.Burst)
 	}
 }

@@ -89,6 +89,15 @@ func RESTConfig(cfg *configapi.Configuration, rc *rest.Config) *rest.Config {
 	return rc
 }
 
+// StatusServerRESTConfig applies the status server's own client rate limits: progress reports
+// from many pods must not use up the controllers' budget.
+func StatusServerRESTConfig(cfg *configapi.Configuration, rc *rest.Config) *rest.Config {
+	rc = rest.CopyConfig(rc)
+	rc.QPS = *cfg.StatusServer.QPS
+	rc.Burst = int(*cfg.StatusServer.Burst)
+	return rc
+}
+
 // TLSConfig applies the tls options: minimum version, cipher suites, and ALPN protocols, with
 // HTTP/2 off unless asked for (CVE-2023-44487, CVE-2023-39325).
 func TLSConfig(opts *configapi.TLSOptions) func(*tls.Config) {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,12 +9,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
@@ -28,11 +34,18 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("the JobSet CRD (jobsets.jobset.x-k8s.io %s) is not installed: install JobSet before Gantry", jobsetv1alpha2.GroupVersion.Version)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&trainer.TrainJob{}).
+		For(&trainer.TrainJob{}, builder.WithPredicates(notOnlyTrainerStatus())).
 		Named("trainjob_controller").
 		Owns(&jobsetv1alpha2.JobSet{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{})
+	if r.ca != nil {
+		// A new CA must reach the <trainjob>-tls-config ConfigMap of every TrainJob still built.
+		b = b.WatchesRawSource(source.Kind(r.ca.Cache(), &corev1.Secret{},
+			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ *corev1.Secret) []reconcile.Request {
+				return r.unfinishedTrainJobs(ctx)
+			}), cert.CAChanged()))
+	}
 	added := map[string]bool{}
 	for _, p := range r.runtime.Framework().WatchExtensionPlugins() {
 		for _, rb := range p.ReconcilerBuilders() {
@@ -63,13 +76,26 @@ func installed(mapper meta.RESTMapper, gk schema.GroupKind, version string) bool
 	return err == nil
 }
 
+// Option configures SetupControllers.
+type Option func(*TrainJobReconciler)
+
+// WithStatusServerCA makes every build read the status server's CA from ca, for the
+// TrainJobStatus plugin, and rebuild the unfinished TrainJobs when it changes. Without it the CA
+// is neither read nor watched (the feature gate is off).
+func WithStatusServerCA(ca *cert.CABundle) Option {
+	return func(r *TrainJobReconciler) { r.ca = ca }
+}
+
 // SetupControllers registers the TrainJob controller and both runtime controllers.
-func SetupControllers(mgr ctrl.Manager, rt *core.Runtime) error {
+func SetupControllers(mgr ctrl.Manager, rt *core.Runtime, opts ...Option) error {
 	//nolint:staticcheck // The core/v1 recorder sets firstTimestamp, which the Kubeflow SDK filters events on.
 	recorder := mgr.GetEventRecorderFor("trainer-trainjob-controller")
 	tj, err := NewTrainJobReconciler(mgr.GetClient(), rt, recorder, clock.RealClock{})
 	if err != nil {
 		return err
+	}
+	for _, o := range opts {
+		o(tj)
 	}
 	if err := metrics.Register(mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)

@@ -20,6 +20,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
@@ -37,6 +38,8 @@ type TrainJobReconciler struct {
 	runtime  *core.Runtime
 	recorder record.EventRecorder
 	clock    clock.PassiveClock
+	// ca is where builds read the status server's CA; nil when the TrainJobStatus gate is off.
+	ca *cert.CABundle
 }
 
 // NewTrainJobReconciler returns a reconciler; every dependency is required.

@@ -14,18 +14,30 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
-// environment reads what the cluster will add to the TrainJob's pods, for runtimes that size a
-// PodGroup from their requests; other runtimes need none of it, so nothing is read for them.
+// environment reads what the build needs from the cluster: the status server's CA when the
+// TrainJobStatus plugin runs (from a cache of that one Secret), and what the cluster will add to
+// the pods for runtimes that size a PodGroup from their requests; other runtimes need none of it,
+// so nothing is read for them.
 func (r *TrainJobReconciler) environment(ctx context.Context, tj *trainer.TrainJob, rt client.Object) (*runtime.Environment, error) {
 	spec, err := core.RuntimeSpec(rt)
-	if err != nil || spec.PodGroupPolicy == nil {
+	if err != nil {
 		return nil, err
+	}
+	env := &runtime.Environment{}
+	if r.ca != nil {
+		if env.StatusServerCA, err = r.ca.CA(ctx); err != nil {
+			return nil, fmt.Errorf("reading the status server CA: %w", err)
+		}
+	}
+	if spec.PodGroupPolicy == nil {
+		return env, nil
 	}
 	limitRanges := &corev1.LimitRangeList{}
 	if err := r.client.List(ctx, limitRanges, client.InNamespace(tj.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing LimitRanges: %w", err)
 	}
-	env := &runtime.Environment{LimitRanges: limitRanges.Items, RuntimeClasses: map[string]*nodev1.RuntimeClass{}}
+	env.LimitRanges = limitRanges.Items
+	env.RuntimeClasses = map[string]*nodev1.RuntimeClass{}
 	for _, name := range core.RuntimeClassNames(spec) {
 		rc := &nodev1.RuntimeClass{}
 		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, rc); err != nil {

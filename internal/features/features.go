@@ -6,16 +6,19 @@ import (
 )
 
 // TrainJobStatus lets training code report progress into TrainJob.status.trainerStatus through
-// the status server (KEP-2779).
+// the status server (KEP-2779): the TrainJobStatus plugin injects the server's address, CA and a
+// TrainJob-scoped token into the trainer pods, and the manager runs the server.
 //
-// owner: gantry maintainers; stage: alpha.
+// owner: gantry maintainers; KEP: kubeflow/trainer#2779; stage: beta, on by default. Kubeflow
+// Trainer ships it as alpha, off by default; Gantry turns it on because the wire contract is the
+// same and a pod that never reports progress is not affected.
 const TrainJobStatus featuregate.Feature = "TrainJobStatus"
 
 var gates = featuregate.NewFeatureGate()
 
 func init() {
 	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		TrainJobStatus: {Default: false, PreRelease: featuregate.Alpha},
+		TrainJobStatus: {Default: true, PreRelease: featuregate.Beta},
 	}); err != nil {
 		panic(err)
 	}
@@ -29,4 +32,22 @@ func Gates() featuregate.MutableFeatureGate {
 // Enabled reports whether a feature is on.
 func Enabled(f featuregate.Feature) bool {
 	return gates.Enabled(f)
+}
+
+// SetFeatureGateDuringTest sets a gate for the rest of a test and restores it afterwards.
+func SetFeatureGateDuringTest(t interface {
+	Helper()
+	Cleanup(func())
+	Fatalf(string, ...any)
+}, f featuregate.Feature, value bool) {
+	t.Helper()
+	old := gates.Enabled(f)
+	if err := gates.SetFromMap(map[string]bool{string(f): value}); err != nil {
+		t.Fatalf("setting feature gate %s: %v", f, err)
+	}
+	t.Cleanup(func() {
+		if err := gates.SetFromMap(map[string]bool{string(f): old}); err != nil {
+			t.Fatalf("restoring feature gate %s: %v", f, err)
+		}
+	})
 }

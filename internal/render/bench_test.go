@@ -27,7 +27,7 @@ func benchmarkRender(b *testing.B, tj *trainer.TrainJob, rt client.Object, first
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		objs, err := r.NewObjects(ctx, tj, rt)
+		objs, err := r.NewObjectsIn(ctx, tj, rt, Environment(PlaceholderCA))
 		if err != nil {
 			b.Fatal(err)
 		}

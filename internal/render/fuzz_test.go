@@ -66,7 +66,7 @@ func FuzzPipeline(f *testing.F) {
 			return
 		}
 		ctr.Name = runtimeName
-		objs, err := rt.NewObjects(context.Background(), tj, ctr)
+		objs, err := rt.NewObjectsIn(context.Background(), tj, ctr, Environment(PlaceholderCA))
 		if err == nil {
 			for _, o := range objs {
 				if o.Complete != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gantry-ml/gantry/internal/features"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -27,8 +29,11 @@ const (
 var goldenCases = map[string]struct {
 	files    []string
 	validate bool
+	// statusOff renders with the TrainJobStatus gate off.
+	statusOff bool
 }{
 	"torch-multi-node-gpu":       {files: []string{examples + "01-torch-multi-node.yaml", runtimes + "torch-distributed.yaml"}},
+	"torch-trainjobstatus-off":   {files: []string{examples + "01-torch-multi-node.yaml", runtimes + "torch-distributed.yaml"}, statusOff: true},
 	"torch-cpu":                  {files: []string{inputs + "torch-cpu.yaml", runtimes + "torch-distributed.yaml"}},
 	"torch-no-resources":         {files: []string{inputs + "torch-no-resources.yaml", runtimes + "torch-distributed.yaml"}},
 	"torch-env-injection":        {files: []string{inputs + "torch-env-injection.yaml"}},
@@ -68,6 +73,13 @@ func TestGolden(t *testing.T) {
 	}
 	for name, tc := range goldenCases {
 		t.Run(name, func(t *testing.T) {
+			rt := rt
+			if tc.statusOff {
+				features.SetFeatureGateDuringTest(t, features.TrainJobStatus, false)
+				if rt, err = NewRuntime(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			in := readFiles(t, tc.files)
 			var got bytes.Buffer
 			ext := ".yaml"

@@ -50,6 +50,8 @@ type Input struct {
 	Runtime          client.Object
 	RuntimeDocument  *Document
 	Schemas          *crdschema.Schemas
+	// StatusServerCA goes into the <trainjob>-tls-config ConfigMap; Read sets PlaceholderCA.
+	StatusServerCA string
 }
 
 // InputError is bad input: the caller exits with code 2.
@@ -78,7 +80,7 @@ func Read(sources []Source) (*Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded CRDs: %w", err)
 	}
-	in := &Input{Schemas: schemas}
+	in := &Input{Schemas: schemas, StatusServerCA: PlaceholderCA}
 	var docs []*Document
 	for _, src := range sources {
 		d, err := decodeAll(src, schemas)

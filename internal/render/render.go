@@ -12,21 +12,49 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
+	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/features"
 	gruntime "github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 )
 
-// NewRuntime returns a Runtime with the built-in plugins.
+// PlaceholderCA stands in, in the rendered <trainjob>-tls-config ConfigMap, for the CA the
+// controller copies from the webhook certificate Secret of the default install.
+const PlaceholderCA = "<ca.crt of Secret " + OperatorNamespace + "/" + configapi.DefaultWebhookSecretName + ">\n"
+
+// OperatorNamespace is the namespace of the default install, where the rendered status server
+// URL points.
+const OperatorNamespace = "kubeflow-system"
+
+// NewRuntime returns a Runtime with the built-in plugins. With the TrainJobStatus gate on, the
+// trainer pods get the status server of the default install: the manager's Service
+// kubeflow-trainer-controller-manager in kubeflow-system, port 10443.
 func NewRuntime() (*core.Runtime, error) {
-	return plugins.NewRuntime(framework.Options{})
+	return NewRuntimeWithStatus(features.Enabled(features.TrainJobStatus))
+}
+
+// NewRuntimeWithStatus is NewRuntime with the TrainJobStatus plugin on or off, whatever the gate.
+func NewRuntimeWithStatus(trainJobStatus bool) (*core.Runtime, error) {
+	var opts framework.Options
+	if trainJobStatus {
+		opts.StatusServerURL = trainjobstatus.URL(configapi.DefaultWebhookServiceName, OperatorNamespace, configapi.DefaultStatusServerPort)
+	}
+	return plugins.NewRuntime(opts)
+}
+
+// Environment is what the cluster would provide to a build: the status server CA ca (no
+// LimitRanges or RuntimeClasses).
+func Environment(ca string) *gruntime.Environment {
+	return &gruntime.Environment{StatusServerCA: ca}
 }
 
 // Objects renders every object the controller would apply for the input's TrainJob, in apply
 // order: the runtime snapshot, then each plugin's objects in registry order.
 func Objects(ctx context.Context, rt *core.Runtime, in *Input) ([]*unstructured.Unstructured, error) {
-	objs, err := rt.NewObjects(ctx, in.TrainJob, in.Runtime)
+	objs, err := rt.NewObjectsIn(ctx, in.TrainJob, in.Runtime, Environment(in.StatusServerCA))
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,10 @@ type Info struct {
 	// PriorityClasses are the names of the cluster's PriorityClasses, read for admission; nil
 	// when not read (offline rendering), which skips the checks that need them.
 	PriorityClasses map[string]bool
+
+	// StatusServerCA is the PEM CA bundle of the status server, read before building when the
+	// TrainJobStatus plugin runs; empty when not read.
+	StatusServerCA string
 }
 
 // Policy is the runtime's ML and gang-scheduling policy.

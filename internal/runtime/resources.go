@@ -33,13 +33,18 @@ func MergeResources(dst *corev1.ResourceRequirements, src corev1.ResourceRequire
 	}
 }
 
-// Environment is what the cluster adds to a pod at admission and the pipeline must know to size
-// gangs right; core reads it before building, only for runtimes with a pod group policy.
+// Environment is what the cluster provides that the pipeline must know: what it adds to a pod at
+// admission, read only for runtimes with a pod group policy (to size gangs right), and the status
+// server's CA, read only when the TrainJobStatus plugin runs. The controller reads it before
+// building, so plugins stay pure.
 type Environment struct {
 	// LimitRanges of the TrainJob's namespace: their container defaults fill in missing requests.
 	LimitRanges []corev1.LimitRange
 	// RuntimeClasses by name: their pod overhead is added to pods that use them.
 	RuntimeClasses map[string]*nodev1.RuntimeClass
+	// StatusServerCA is the PEM CA bundle the training pods trust for the status server (the
+	// ca.crt of the webhook certificate Secret); empty when not read.
+	StatusServerCA string
 }
 
 // PodRequests are the resources one pod of spec requests, computed as the scheduler does on the

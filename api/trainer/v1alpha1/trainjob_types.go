@@ -9,7 +9,8 @@ import (
 // fills in what differs per job (image, command, nodes, resources, data and model locations).
 //
 // The State column lists only conditions that are true: Kubeflow Trainer shows the last
-// condition's type, so a resumed, running job reads "Suspended".
+// condition's type, so a resumed, running job reads "Suspended". Progress (percent) and ETA
+// (seconds) are what the training code last reported to the status server; empty until it does.
 //
 // +genclient
 // +kubebuilder:object:root=true
@@ -18,6 +19,8 @@ import (
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[?(@.status=="True")].type`,description="The conditions that hold: Suspended, Complete or Failed; empty while running"
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.spec.trainer.numNodes`
+// +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.trainerStatus.progressPercentage`,description="Percent of the training done, as the training code last reported"
+// +kubebuilder:printcolumn:name="ETA",type=integer,JSONPath=`.status.trainerStatus.estimatedRemainingSeconds`,description="Seconds of training left, as the training code last estimated"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must match RFC 1035 DNS label format"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be no more than 63 characters"

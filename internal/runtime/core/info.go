@@ -38,6 +38,9 @@ func NewInfoIn(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingR
 		Template:  template,
 		Subdomain: tj.Name,
 	}
+	if env != nil {
+		info.StatusServerCA = env.StatusServerCA
+	}
 	if template.Network != nil && template.Network.Subdomain != "" {
 		info.Subdomain = template.Network.Subdomain
 	}

@@ -11,11 +11,13 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/mpi"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/plainml"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/torch"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/volcano"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/xgboost"
 )
 
 // Builtin returns the built-in plugins in execution order: the ML policies, the gang schedulers,
+// the progress reporting injection (TrainJobStatus, present only when its feature gate is on),
 // and the template owner (JobSet) last, so its Build sees every PodSet change.
 func Builtin() []framework.Entry {
 	return []framework.Entry{
@@ -27,6 +29,7 @@ func Builtin() []framework.Entry {
 		{Name: flux.Name, New: flux.New},
 		{Name: coscheduling.Name, New: coscheduling.New},
 		{Name: volcano.Name, New: volcano.New},
+		{Name: trainjobstatus.Name, New: trainjobstatus.New},
 		{Name: jobset.Name, New: jobset.New},
 	}
 }

@@ -16,20 +16,28 @@ func TestBuiltinOrder(t *testing.T) {
 	for _, e := range Builtin() {
 		got = append(got, e.Name)
 	}
-	want := []string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "Volcano", "JobSet"}
+	want := []string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "Volcano", "TrainJobStatus", "JobSet"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Builtin() order (-want,+got):\n%s", diff)
 	}
-	fwk, err := framework.New(Builtin(), framework.Options{})
-	if err != nil {
-		t.Fatalf("framework.New(Builtin()) error: %v", err)
-	}
-	got = nil
-	for _, p := range fwk.Plugins() {
-		got = append(got, p.Name())
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("framework plugin order (-want,+got):\n%s", diff)
+	for name, tc := range map[string]struct {
+		opts framework.Options
+		want []string
+	}{
+		"status server on":  {opts: framework.Options{StatusServerURL: func(_, _ string) string { return "https://x" }}, want: want},
+		"status server off": {want: []string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "Volcano", "JobSet"}},
+	} {
+		fwk, err := framework.New(Builtin(), tc.opts)
+		if err != nil {
+			t.Fatalf("%s: framework.New(Builtin()) error: %v", name, err)
+		}
+		got = nil
+		for _, p := range fwk.Plugins() {
+			got = append(got, p.Name())
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: framework plugin order (-want,+got):\n%s", name, diff)
+		}
 	}
 }
 
@@ -42,7 +50,7 @@ func TestWithInstalledCRDs(t *testing.T) {
 	for _, e := range entries {
 		got = append(got, e.Name)
 	}
-	if diff := cmp.Diff([]string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "JobSet"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "TrainJobStatus", "JobSet"}, got); diff != "" {
 		t.Errorf("entries (-want,+got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Volcano"}, skipped); diff != "" {

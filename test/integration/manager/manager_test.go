@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -93,6 +94,8 @@ type process struct {
 	mu     sync.Mutex
 	output bytes.Buffer
 	health string
+	// status is the status server's address.
+	status string
 }
 
 func (p *process) Write(b []byte) (int, error) {
@@ -114,21 +117,24 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startManager runs the binary with a Configuration file and stops it when the spec ends.
-func startManager(name string) *process {
+// startManager runs the binary with a Configuration file and stops it when the spec ends. Managers
+// sharing a lease name elect one leader.
+func startManager(name, lease string, args ...string) *process {
 	health := fmt.Sprintf("127.0.0.1:%d", freePort())
+	statusPort := freePort()
 	config := fmt.Sprintf(`apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 webhook: {port: %d, host: 127.0.0.1}
 metrics: {bindAddress: "0"}
 health: {healthProbeBindAddress: %q}
-leaderElection: {leaderElect: true, resourceName: gantry-test, resourceNamespace: kubeflow-system}
+leaderElection: {leaderElect: true, resourceName: %s, resourceNamespace: kubeflow-system}
 certManagement: {enable: true}
-`, freePort(), health)
+statusServer: {port: %d}
+`, freePort(), health, lease, statusPort)
 	path := filepath.Join(ginkgo.GinkgoT().TempDir(), name+".yaml")
 	gomega.Expect(os.WriteFile(path, []byte(config), 0o600)).To(gomega.Succeed())
-	p := &process{health: health}
-	p.cmd = exec.Command(binary, "--config", path, "--zap-log-level", "2")
+	p := &process{health: health, status: fmt.Sprintf("127.0.0.1:%d", statusPort)}
+	p.cmd = exec.Command(binary, append([]string{"--config", path, "--zap-log-level", "2"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	gomega.Expect(p.cmd.Start()).To(gomega.Succeed())
@@ -141,20 +147,30 @@ certManagement: {enable: true}
 }
 
 func (p *process) ready() error {
-	resp, err := http.Get("http://" + p.health + "/readyz") //nolint:noctx // a probe with the client's defaults
+	_, err := p.probe("/readyz")
+	return err
+}
+
+// probe returns the verbose answer of a probe endpoint, an error unless it is 200.
+func (p *process) probe(path string) (string, error) {
+	resp, err := http.Get("http://" + p.health + path + "?verbose") //nolint:noctx // a probe with the client's defaults
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("readyz: %s", resp.Status)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
 	}
-	return nil
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("%s: %s: %s", path, resp.Status, body)
+	}
+	return string(body), nil
 }
 
 var _ = ginkgo.Describe("The manager binary", ginkgo.Ordered, func() {
 	ginkgo.It("becomes ready once certificates exist, then reconciles TrainJobs", func() {
-		first := startManager("first")
+		first := startManager("first", "gantry-test")
 		gomega.Eventually(first.ready, "60s", util.Interval).Should(gomega.Succeed(), func() string { return first.logs() })
 		secret := &corev1.Secret{}
 		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "kubeflow-system", Name: "kubeflow-trainer-webhook-cert"}, secret)).To(gomega.Succeed())
@@ -184,7 +200,7 @@ var _ = ginkgo.Describe("The manager binary", ginkgo.Ordered, func() {
 		gomega.Expect(first.logs()).NotTo(gomega.MatchRegexp(`plugin disabled.*"plugin":"CoScheduling"`))
 
 		ginkgo.By("starting a second manager, which serves but waits on the leader lease")
-		second := startManager("second")
+		second := startManager("second", "gantry-test")
 		gomega.Eventually(second.ready, "60s", util.Interval).Should(gomega.Succeed(), func() string { return second.logs() })
 		gomega.Eventually(second.logs, "30s", util.Interval).Should(gomega.ContainSubstring("Attempting to acquire leader lease"))
 		lease := &coordinationv1.Lease{}

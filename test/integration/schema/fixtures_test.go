@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -122,10 +123,13 @@ var _ = ginkgo.Describe("kubectl get trainjobs", func() {
 		out, err := fwk.Kubectl("get", "trainjobs", "-n", ns, "--no-headers", "-o", "custom-columns=NAME:.metadata.name")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(out).To(gomega.ContainSubstring("running"))
+		running.Status.TrainerStatus = &trainer.TrainJobTrainerStatus{
+			ProgressPercentage: ptr.To[int32](42), EstimatedRemainingSeconds: ptr.To[int32](795), LastUpdatedTime: metav1.Now()}
+		gomega.Expect(k8sClient.Status().Update(ctx, running)).To(gomega.Succeed())
 		table, err := fwk.Kubectl("get", "trainjobs", "-n", ns)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+AGE`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+PROGRESS\s+ETA\s+AGE`))
 		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+torch-distributed\s+\d+s$`))
-		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^running\s+torch-distributed\s+4\s+`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^running\s+torch-distributed\s+4\s+42\s+795\s+\d+s$`))
 	})
 })

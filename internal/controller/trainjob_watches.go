@@ -1,0 +1,53 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+)
+
+// unfinishedTrainJobs lists, from the cache, the TrainJobs this controller still builds.
+func (r *TrainJobReconciler) unfinishedTrainJobs(ctx context.Context) []reconcile.Request {
+	list := &trainer.TrainJobList{}
+	if err := r.client.List(ctx, list); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		tj := &list.Items[i]
+		if isFinished(&tj.Status) || ptr.Deref(tj.Spec.ManagedBy, trainer.ManagedByTrainJobController) != trainer.ManagedByTrainJobController {
+			continue
+		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(tj)})
+	}
+	return reqs
+}
+
+// notOnlyTrainerStatus drops TrainJob updates that change nothing but status.trainerStatus (and
+// the metadata every write changes): the status server writes one per progress report, and the
+// controller builds nothing from it.
+func notOnlyTrainerStatus() predicate.TypedPredicate[client.Object] {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		oldTJ, okOld := e.ObjectOld.(*trainer.TrainJob)
+		newTJ, okNew := e.ObjectNew.(*trainer.TrainJob)
+		if !okOld || !okNew || equality.Semantic.DeepEqual(oldTJ.Status.TrainerStatus, newTJ.Status.TrainerStatus) {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(withoutProgress(oldTJ), withoutProgress(newTJ))
+	}}
+}
+
+func withoutProgress(tj *trainer.TrainJob) *trainer.TrainJob {
+	c := tj.DeepCopy()
+	c.Status.TrainerStatus = nil
+	c.ResourceVersion = ""
+	c.ManagedFields = nil
+	return c
+}

@@ -1,0 +1,150 @@
+// Package trainjobstatus lets training code report progress to the status server: every container
+// of the trainer job gets the server's URL, and a projected volume with a service-account token
+// only that TrainJob's status route accepts and the CA that signs the server's certificate, which
+// the plugin copies into the ConfigMap <trainjob>-tls-config.
+package trainjobstatus
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+)
+
+// Name of the plugin.
+const Name = "TrainJobStatus"
+
+// What the training code reads: the Kubeflow Python SDK and the Hugging Face Transformers
+// callback look for exactly these names and paths.
+const (
+	EnvServerURL = "KUBEFLOW_TRAINER_SERVER_URL"
+	EnvCACert    = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
+	EnvToken     = "KUBEFLOW_TRAINER_SERVER_TOKEN"
+
+	VolumeName = "kubeflow-trainer-token"
+	MountPath  = "/var/run/secrets/kubeflow/trainer"
+	CAKey      = "ca.crt"
+	TokenFile  = "token"
+
+	// TokenExpirationSeconds is the lifetime of the projected token; the kubelet renews it.
+	TokenExpirationSeconds int64 = 3600
+
+	configMapSuffix = "-tls-config"
+)
+
+// Audience is the only audience the status server accepts for the TrainJob namespace/name: a
+// token for one TrainJob cannot update another.
+func Audience(namespace, name string) string {
+	return "trainer.kubeflow.org/v1alpha1/namespaces/" + namespace + "/trainjobs/" + name + "/status"
+}
+
+// Path is the status server's route for the TrainJob namespace/name.
+func Path(namespace, name string) string {
+	return "/apis/" + Audience(namespace, name)
+}
+
+// URL returns the builder of the URL training pods post to: the manager's Service in its
+// namespace, on the status server's port.
+func URL(service, namespace string, port int32) func(tjNamespace, tjName string) string {
+	base := "https://" + service + "." + namespace + ".svc:" + strconv.Itoa(int(port))
+	return func(tjNamespace, tjName string) string {
+		return base + Path(tjNamespace, tjName)
+	}
+}
+
+// ConfigMapName is the name of the TrainJob's CA ConfigMap.
+func ConfigMapName(tj *trainer.TrainJob) string {
+	return tj.Name + configMapSuffix
+}
+
+// ErrNoCA is returned by Build when nothing read the status server's CA.
+var ErrNoCA = errors.New("the status server CA is unknown: it is read from the webhook certificate Secret before building")
+
+// TrainJobStatus injects what training code needs to report progress.
+type TrainJobStatus struct {
+	url func(namespace, name string) string
+}
+
+var (
+	_ framework.EnforcePodSpecPlugin   = (*TrainJobStatus)(nil)
+	_ framework.ComponentBuilderPlugin = (*TrainJobStatus)(nil)
+)
+
+// New creates the plugin, or none when opts carries no status server URL (the TrainJobStatus
+// feature gate is off).
+func New(opts framework.Options) (framework.Plugin, error) {
+	if opts.StatusServerURL == nil {
+		return nil, nil
+	}
+	return &TrainJobStatus{url: opts.StatusServerURL}, nil
+}
+
+// Name returns the plugin name.
+func (*TrainJobStatus) Name() string { return Name }
+
+// EnforcePodSpec gives every container of the trainer job (init containers excluded) the
+// server's environment and the read-only mount of the token and CA volume. A runtime without a
+// trainer job gets nothing.
+func (p *TrainJobStatus) EnforcePodSpec(info *runtime.Info, tj *trainer.TrainJob) error {
+	ps := info.PodSetByAncestor(runtime.AncestorTrainer)
+	if ps == nil {
+		return nil
+	}
+	ps.Volumes = runtime.UpsertVolumes(ps.Volumes, volume(tj))
+	env := []corev1.EnvVar{
+		{Name: EnvServerURL, Value: p.url(tj.Namespace, tj.Name)},
+		{Name: EnvCACert, Value: MountPath + "/" + CAKey},
+		{Name: EnvToken, Value: MountPath + "/" + TokenFile},
+	}
+	mount := corev1.VolumeMount{Name: VolumeName, MountPath: MountPath, ReadOnly: true}
+	for i := range ps.Containers {
+		c := &ps.Containers[i]
+		c.Env = runtime.UpsertEnv(c.Env, env...)
+		c.VolumeMounts = runtime.UpsertVolumeMounts(c.VolumeMounts, mount)
+	}
+	return nil
+}
+
+func volume(tj *trainer.TrainJob) corev1.Volume {
+	return corev1.Volume{Name: VolumeName, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+				Audience:          Audience(tj.Namespace, tj.Name),
+				ExpirationSeconds: ptr.To(TokenExpirationSeconds),
+				Path:              TokenFile,
+			}},
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(tj)},
+				Items:                []corev1.KeyToPath{{Key: CAKey, Path: CAKey}},
+			}},
+		},
+	}}}
+}
+
+// Build returns the CA ConfigMap, applied on every build so a rotated CA reaches the pods
+// (the kubelet refreshes projected ConfigMaps in running pods).
+func (*TrainJobStatus) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
+	if info.PodSetByAncestor(runtime.AncestorTrainer) == nil {
+		return nil, nil
+	}
+	if info.StatusServerCA == "" {
+		return nil, ErrNoCA
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            ConfigMapName(tj),
+			Namespace:       tj.Namespace,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
+		},
+		Data: map[string]string{CAKey: info.StatusServerCA},
+	}
+	return []runtime.Object{{Object: cm, Mode: runtime.ApplyAlways}}, nil
+}

@@ -1,0 +1,44 @@
+package statusserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+)
+
+// FieldManager owns status.trainerStatus; the controller never writes it.
+const FieldManager = "trainer-status"
+
+// ClientApplier writes status.trainerStatus with server-side apply on the status subresource,
+// forcing ownership. Each apply replaces trainerStatus as a whole: the fields a report leaves out
+// are removed, and the metrics list is atomic.
+type ClientApplier struct {
+	Client client.Client
+}
+
+var _ StatusApplier = (*ClientApplier)(nil)
+
+// ApplyTrainerStatus applies status to the TrainJob namespace/name.
+func (a *ClientApplier) ApplyTrainerStatus(ctx context.Context, namespace, name string, status *trainer.TrainJobTrainerStatus) error {
+	// Through JSON, so what is applied is exactly what the wire format holds (omitzero included).
+	data, err := json.Marshal(status)
+	if err != nil {
+		return fmt.Errorf("encoding trainerStatus: %w", err)
+	}
+	ts := map[string]any{}
+	if err := json.Unmarshal(data, &ts); err != nil {
+		return fmt.Errorf("decoding trainerStatus: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": trainer.GroupVersion.String(),
+		"kind":       trainer.TrainJobKind,
+		"metadata":   map[string]any{"namespace": namespace, "name": name},
+		"status":     map[string]any{"trainerStatus": ts},
+	}}
+	return a.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
+}

@@ -1,0 +1,192 @@
+// Package statusserver is the HTTPS server training pods report progress to: one route, POST
+// /apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status, whose
+// body {"trainerStatus": {...}} replaces the TrainJob's status.trainerStatus. Callers prove they
+// belong to the TrainJob with a service-account token projected for that TrainJob's audience.
+package statusserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	stdlog "log"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// Timeouts of the server. A request's API work is bounded below the write timeout, so a slow
+// apiserver or a saturated client rate limit still gets an answer to the caller.
+const (
+	readTimeout    = 10 * time.Second
+	writeTimeout   = 10 * time.Second
+	idleTimeout    = 120 * time.Second
+	requestTimeout = 8 * time.Second
+	maxHeaderBytes = 64 << 10
+)
+
+// Options configure the server.
+type Options struct {
+	// Addr is the address to listen on, e.g. ":10443".
+	Addr string
+	// Listener, when set, is served instead of listening on Addr.
+	Listener net.Listener
+	// CertDir holds tls.crt and tls.key, the serving certificate; changes are picked up without
+	// a restart.
+	CertDir string
+	// TLSOpts adjust the TLS configuration (minimum version, cipher suites, ALPN).
+	TLSOpts []func(*tls.Config)
+	// Verifier checks the callers' tokens.
+	Verifier TokenVerifier
+	// Applier writes the status.
+	Applier StatusApplier
+}
+
+// Server is a manager Runnable that runs on every replica.
+type Server struct {
+	opts Options
+	addr atomic.Pointer[string]
+}
+
+var _ manager.LeaderElectionRunnable = (*Server)(nil)
+
+// New returns a server; Start serves.
+func New(opts Options) (*Server, error) {
+	if opts.Verifier == nil || opts.Applier == nil {
+		return nil, errors.New("statusserver.New: a verifier and an applier are required")
+	}
+	if opts.Listener == nil && opts.Addr == "" {
+		return nil, errors.New("statusserver.New: an address or a listener is required")
+	}
+	if err := registerMetrics(); err != nil {
+		return nil, err
+	}
+	return &Server{opts: opts}, nil
+}
+
+// Handler serves the route, without TLS: for tests and for embedding.
+func Handler(verifier TokenVerifier, applier StatusApplier, log logr.Logger) http.Handler {
+	return &handler{verifier: verifier, applier: applier, log: log}
+}
+
+// NeedLeaderElection is false: every replica answers the pods.
+func (*Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends, then drains for up to the write timeout.
+func (s *Server) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("status-server")
+	watcher, err := certwatcher.New(filepath.Join(s.opts.CertDir, "tls.crt"), filepath.Join(s.opts.CertDir, "tls.key"))
+	if err != nil {
+		return fmt.Errorf("loading the status server certificate: %w", err)
+	}
+	go func() {
+		if err := watcher.Start(ctx); err != nil {
+			log.Error(err, "Watching the status server certificate")
+		}
+	}()
+	cfg := &tls.Config{GetCertificate: watcher.GetCertificate, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	for _, o := range s.opts.TLSOpts {
+		o(cfg)
+	}
+	ln := s.opts.Listener
+	if ln == nil {
+		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", s.opts.Addr); err != nil {
+			return fmt.Errorf("listening for status requests: %w", err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           withTimeout(Handler(s.opts.Verifier, s.opts.Applier, log), requestTimeout),
+		ReadTimeout:       readTimeout,
+		ReadHeaderTimeout: readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// TLS handshake failures (scanners, probes closing early) are not errors of the server.
+		ErrorLog: stdlog.New(logWriter{log.V(4)}, "", 0),
+	}
+	addr := ln.Addr().String()
+	s.addr.Store(&addr)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	log.Info("Serving TrainJob status updates", "address", addr)
+	err = srv.Serve(tls.NewListener(ln, cfg))
+	if errors.Is(err, http.ErrServerClosed) {
+		<-done
+		return nil
+	}
+	return err
+}
+
+type logWriter struct{ log logr.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Info(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func withTimeout(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// Addr is the address the server listens on, once it does.
+func (s *Server) Addr() string {
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
+
+// ReadyCheck completes a TLS handshake with the server; it fails until the server serves.
+func (s *Server) ReadyCheck() healthz.Checker {
+	return func(req *http.Request) error {
+		addr := s.Addr()
+		if addr == "" {
+			return errors.New("the status server is not serving yet")
+		}
+		return handshake(req.Context(), addr)
+	}
+}
+
+// LiveCheck completes a TLS handshake with the server once it serves. Before that, while the
+// certificates are being created, it passes: restarting the manager would not help.
+func (s *Server) LiveCheck() healthz.Checker {
+	return func(req *http.Request) error {
+		addr := s.Addr()
+		if addr == "" {
+			return nil
+		}
+		return handshake(req.Context(), addr)
+	}
+}
+
+func handshake(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	// The probe checks that the server completes handshakes, not who it is.
+	d := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // see above
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("status server TLS handshake: %w", err)
+	}
+	return conn.Close()
+}
