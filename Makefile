@@ -84,7 +84,7 @@ verify: generate manifests helm-docs vet ## Regenerate everything, then fail if 
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -s -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		git status --short; git --no-pager diff --stat; \
-		echo "The tree changed: run 'make generate manifests', 'go mod tidy' and commit the result."; exit 1; fi
+		echo "The tree changed: run 'make generate manifests helm-docs', 'go mod tidy' and commit the result."; exit 1; fi
 
 ##@ Helm chart
 
