@@ -1,6 +1,7 @@
-# The Gantry manager image: a static binary on a minimal non-root base.
-# Build with `make docker-build` (needs a Docker engine). cmd/manager/static_test.go builds the
-# binary the same way and checks that it is static, so the image needs no libc.
+# The Gantry manager image: static binaries on a minimal non-root base. /manager is the
+# entrypoint; /gantry is the CLI the Helm chart's runtime installer Jobs run.
+# Build with `make docker-build` (needs a Docker engine). cmd/manager/static_test.go builds both
+# binaries the same way and checks that they are static, so the image needs no libc.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -12,9 +13,10 @@ COPY internal/ internal/
 ARG VERSION=devel
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath \
       -ldflags "-s -w -X github.com/gantry-ml/gantry/internal/version.Version=${VERSION}" \
-      -o /out/manager ./cmd/manager
+      -o /out/ ./cmd/manager ./cmd/gantry
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /out/manager /manager
+COPY --from=build /out/gantry /gantry
 USER 65532:65532
 ENTRYPOINT ["/manager"]

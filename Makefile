@@ -14,6 +14,10 @@ TOOLCHAIN := hack/toolchain.sh
 
 CONTROLLER_GEN := $(BIN_DIR)/controller-gen
 GOLANGCI_LINT := $(BIN_DIR)/golangci-lint
+HELM := $(BIN_DIR)/helm
+HELM_UNITTEST := $(BIN_DIR)/helm-unittest
+HELM_DOCS := $(BIN_DIR)/helm-docs
+CHART_DIR := charts/gantry
 export KUBEBUILDER_ASSETS ?= $(BIN_DIR)
 
 # Packages with unit tests: everything but the envtest suites under test/.
@@ -33,10 +37,11 @@ generate: controller-gen ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRDs (config/crd/bases), the ClusterRole (config/rbac) and the webhook manifests (config/webhook).
+manifests: controller-gen ## Generate the CRDs (config/crd/bases), the ClusterRole (config/rbac) and the webhook manifests (config/webhook), and copy them and the runtimes into the chart.
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=kubeflow-trainer-controller-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
+	hack/helm-files.sh
 
 .PHONY: fmt
 fmt: ## Run gofmt on the module.
@@ -63,23 +68,54 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-unit test-integration ## Run every test: unit, then envtest integration (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-integration ## Run every test: chart, unit, then envtest integration (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 
 .PHONY: test-integration
-test-integration: envtest-assets kustomize ## Run the envtest integration suites.
+test-integration: envtest-assets kustomize helm helm-deps ## Run the envtest integration suites.
 	go test $(GO_TEST_FLAGS) ./test/integration/...
 
 .PHONY: verify
-verify: generate manifests vet ## Regenerate everything, then fail if the tree changed or code is unformatted.
+verify: generate manifests helm-docs vet ## Regenerate everything, then fail if the tree changed or code is unformatted.
 	go mod tidy
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -s -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		git status --short; git --no-pager diff --stat; \
-		echo "The tree changed: run 'make generate manifests', 'go mod tidy' and commit the result."; exit 1; fi
+		echo "The tree changed: run 'make generate manifests helm-docs', 'go mod tidy' and commit the result."; exit 1; fi
+
+##@ Helm chart
+
+.PHONY: helm-deps
+helm-deps: ## Copy JobSet's chart from the sigs.k8s.io/jobset module go.mod pins into charts/gantry/charts (ignored).
+	hack/helm-deps.sh
+
+.PHONY: helm-lint
+helm-lint: helm helm-deps ## helm lint --strict, with the default values and with everything enabled.
+	$(HELM) lint --strict $(CHART_DIR)
+	$(HELM) lint --strict $(CHART_DIR) -f $(CHART_DIR)/ci/all-enabled-values.yaml
+
+.PHONY: helm-unittest
+helm-unittest: helm-unittest-bin helm-deps ## Run the chart's helm-unittest suites (charts/gantry/tests).
+	$(HELM_UNITTEST) --strict $(CHART_DIR)
+
+.PHONY: test-helm
+test-helm: helm-lint helm-unittest ## Lint the chart and run its unit tests (the dry-run apply is in test/integration/install).
+
+.PHONY: helm-docs
+helm-docs: helm-docs-bin ## Generate charts/gantry/README.md from values.yaml; fails on an undocumented value.
+	$(HELM_DOCS) --chart-search-root $(CHART_DIR) --chart-to-generate $(CHART_DIR) \
+		--template-files README.md.gotmpl --sort-values-order file --skip-version-footer --log-level warning
+	@if grep -n ' |  |$$' $(CHART_DIR)/README.md; then \
+		echo "Undocumented values in $(CHART_DIR)/values.yaml: add a '# --' comment above them."; exit 1; fi
+
+CHART_PACKAGE_DIR := dist/charts
+
+.PHONY: helm-package
+helm-package: helm helm-deps ## Package the chart, with the JobSet subchart, into dist/charts.
+	$(HELM) package $(CHART_DIR) -d $(CHART_PACKAGE_DIR)
 
 ##@ Toolchain
 
@@ -92,7 +128,7 @@ cluster-assets: ## Build (or reuse) every binary of the local cluster.
 	$(TOOLCHAIN) cluster
 
 .PHONY: tools
-tools: ## Build (or reuse) controller-gen, golangci-lint, kustomize, helm and helm-unittest.
+tools: ## Build (or reuse) controller-gen, golangci-lint, kustomize, helm, helm-unittest and helm-docs.
 	$(TOOLCHAIN) tools
 
 .PHONY: controller-gen
@@ -106,3 +142,15 @@ golangci-lint:
 .PHONY: kustomize
 kustomize:
 	@$(TOOLCHAIN) kustomize
+
+.PHONY: helm
+helm:
+	@$(TOOLCHAIN) helm
+
+.PHONY: helm-unittest-bin
+helm-unittest-bin:
+	@$(TOOLCHAIN) helm-unittest
+
+.PHONY: helm-docs-bin
+helm-docs-bin:
+	@$(TOOLCHAIN) helm-docs

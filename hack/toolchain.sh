@@ -5,7 +5,7 @@
 # Usage: hack/toolchain.sh [envtest|cluster|tools|kueue|all|NAME...]
 #   envtest  kube-apiserver, etcd, kubectl (what envtest needs)
 #   cluster  envtest + kube-controller-manager, kube-scheduler, kwok, jobset (local cluster)
-#   tools    controller-gen, golangci-lint, kustomize, helm, helm-unittest
+#   tools    controller-gen, golangci-lint, kustomize, helm, helm-unittest, helm-docs
 #   kueue    the Kueue controller
 #   all      everything above
 #
@@ -151,6 +151,10 @@ helm_unittest() {
     github.com/helm-unittest/helm-unittest/cmd/helm-unittest
 }
 
+helm_docs() {
+  simple_tool helm-docs github.com/norwoodj/helm-docs "$HELM_DOCS_VERSION" github.com/norwoodj/helm-docs/cmd/helm-docs
+}
+
 # try_download_envtest: the usual route on a connected laptop; optional and best effort.
 try_download_envtest() {
   [ "${TOOLCHAIN_DOWNLOAD:-0}" = 1 ] || return 1
@@ -202,6 +206,7 @@ tools() {
   kustomize
   helm
   helm_unittest
+  helm_docs
 }
 
 main() {
@@ -218,6 +223,7 @@ main() {
       controller-gen) controller_gen ;;
       golangci-lint) golangci_lint ;;
       helm-unittest) helm_unittest ;;
+      helm-docs) helm_docs ;;
       kube-apiserver | kubectl | kube-controller-manager | kube-scheduler) k8s_cmds "$a" ;;
       *)
         echo "unknown target: $a" >&2

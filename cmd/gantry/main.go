@@ -13,6 +13,7 @@ const usage = `gantry: tools for the Gantry TrainJob operator
 
 Usage:
   gantry render     print the objects the controller would apply for a TrainJob
+  gantry runtimes   install or uninstall the shipped runtimes (the Helm chart's installer)
   gantry version    print the version
 `
 
@@ -29,6 +30,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "render":
 		return runRender(args[1:], stdin, stdout, stderr)
+	case "runtimes":
+		return runRuntimes(args[1:], stdout, stderr)
 	case "version":
 		_, _ = fmt.Fprintln(stdout, version.String())
 		return 0

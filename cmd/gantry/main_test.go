@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,5 +52,46 @@ func TestRun(t *testing.T) {
 				t.Errorf("stderr (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestRunRuntimesUsage(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no verb":                     {want: "give install or uninstall"},
+		"unknown verb":                {args: []string{"apply"}, want: "give install or uninstall"},
+		"install without a selector":  {args: []string{"install", "--dir", "x"}, want: "--selector is required"},
+		"install without a directory": {args: []string{"install", "--selector", "a=b"}, want: "--dir is required"},
+		"uninstall with a directory":  {args: []string{"uninstall", "--selector", "a=b", "--dir", "x"}, want: "--dir is only for install"},
+		"a bad selector":              {args: []string{"uninstall", "--selector", "a==="}, want: "--selector: "},
+		"an extra argument":           {args: []string{"uninstall", "--selector", "a=b", "more"}, want: `unexpected argument "more"`},
+		"an unknown flag":             {args: []string{"uninstall", "--force"}, want: "flag provided but not defined: -force"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"runtimes"}, tc.args...), nil, &stdout, &stderr)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			if want := "gantry runtimes: " + tc.want; !strings.HasPrefix(stderr.String(), want) || !strings.HasSuffix(stderr.String(), runtimesUsage) {
+				t.Errorf("stderr = %q, want %q... followed by the usage", stderr.String(), want)
+			}
+		})
+	}
+}
+
+func TestRunRuntimesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"runtimes", "install", "--dir", dir, "--selector", "a=b"}, nil, &stdout, &stderr)
+	want := "gantry runtimes install: " + filepath.Join(dir, "a.yaml") + `: /v1, Kind=Secret "s" is not a trainer.kubeflow.org/v1alpha1, Kind=ClusterTrainingRuntime` + "\n"
+	if diff := cmp.Diff(want, stderr.String()); diff != "" || code != 2 {
+		t.Errorf("exit code %d (want 2), stderr (-want,+got):\n%s", code, diff)
 	}
 }

@@ -8,19 +8,26 @@ import (
 	"testing"
 )
 
-// TestStaticBuild builds the manager as the Dockerfile does and checks that the binary needs no
-// dynamic loader or shared library, so it runs on a distroless static base.
+// TestStaticBuild builds the image's binaries (the manager and the gantry CLI) as the Dockerfile
+// does and checks that they need no dynamic loader or shared library, so they run on a
+// distroless static base.
 func TestStaticBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the manager")
 	}
-	out := filepath.Join(t.TempDir(), "manager")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	out := t.TempDir()
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out+"/", ".", "../gantry")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	f, err := elf.Open(out)
+	for _, name := range []string{"manager", "gantry"} {
+		t.Run(name, func(t *testing.T) { checkStatic(t, filepath.Join(out, name)) })
+	}
+}
+
+func checkStatic(t *testing.T, path string) {
+	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

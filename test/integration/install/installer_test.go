@@ -1,0 +1,83 @@
+package install
+
+import (
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"github.com/onsi/gomega/gcustom"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	"github.com/gantry-ml/gantry/test/util"
+)
+
+// The installer as the chart's hooks run it: the rendered Jobs' own arguments and the rendered
+// ConfigMap, against the API server.
+var _ = ginkgo.Describe("The chart's runtime installer", ginkgo.Ordered, func() {
+	ginkgo.BeforeAll(func() {
+		// A runtime an administrator applied by hand and one another release installed: the
+		// installer of release "gantry" must leave both alone.
+		for name, l := range map[string]map[string]string{
+			"site-torch":          {trainer.WebhookValidationLabel: trainer.WebhookValidationDisabled},
+			"other-release-torch": {"app.kubernetes.io/instance": "other", "app.kubernetes.io/managed-by": "gantry-runtime-installer"},
+		} {
+			rt := utiltesting.MakeClusterTrainingRuntimeWrapper(name).Obj()
+			rt.Labels = l
+			gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func() { gomega.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, rt))).To(gomega.Succeed()) })
+		}
+	})
+
+	install := func(args ...string) ([]*unstructured.Unstructured, string) {
+		objs, err := util.HelmTemplate("kubeflow-system", args...)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		job := renderedHook(objs, "post-install,post-upgrade")
+		return objs, runInstaller(job.Spec.Template.Spec, renderedConfigMaps(objs))
+	}
+
+	ginkgo.It("applies the enabled runtimes whole", func() {
+		objs, out := install("--set", "runtimes.torchDistributed.enabled=true",
+			"--set", "runtimes.deepspeedDistributed.enabled=true", "--set", "runtimes.torchtuneDistributed.llama3_2_1B.enabled=true")
+		gomega.Expect(runtimeNames(ours)).To(gomega.ConsistOf("torch-distributed", "deepspeed-distributed", "torchtune-llama3.2-1b"))
+		gomega.Expect(out).To(gomega.ContainSubstring("clustertrainingruntime/deepspeed-distributed applied\n"))
+		for _, want := range runtimesOf(objs) {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(want.GroupVersionKind())
+			gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(want), got)).To(gomega.Succeed())
+			gomega.Expect(got.Object["metadata"].(map[string]any)["labels"]).To(gomega.Equal(want.Object["metadata"].(map[string]any)["labels"]))
+			gomega.Expect(got.Object["spec"]).To(gcustom.MakeMatcher(func(g any) (bool, error) {
+				return runtime.Subset(want.Object["spec"], g), nil
+			}), want.GetName())
+		}
+	})
+
+	ginkgo.It("on an upgrade, deletes the runtimes it installed that are no longer enabled, and only those", func() {
+		_, out := install("--set", "runtimes.torchDistributed.enabled=true", "--set", "runtimes.jaxDistributed.enabled=true")
+		gomega.Expect(runtimeNames(ours)).To(gomega.ConsistOf("torch-distributed", "jax-distributed"))
+		gomega.Expect(out).To(gomega.ContainSubstring("clustertrainingruntime/deepspeed-distributed deleted\n"))
+		gomega.Expect(runtimeExists("site-torch")).To(gomega.BeTrue())
+		gomega.Expect(runtimeExists("other-release-torch")).To(gomega.BeTrue())
+	})
+
+	ginkgo.It("prunes everything on an upgrade that disables every runtime", func() {
+		objs, err := util.HelmTemplate("kubeflow-system", "--is-upgrade")
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		job := renderedHook(objs, "post-install,post-upgrade")
+		runInstaller(job.Spec.Template.Spec, renderedConfigMaps(objs))
+		gomega.Expect(runtimeNames(ours)).To(gomega.BeEmpty())
+		gomega.Expect(runtimeExists("site-torch")).To(gomega.BeTrue())
+	})
+
+	ginkgo.It("removes the runtimes it installed on uninstall", func() {
+		objs, _ := install("--set", "runtimes.defaultEnabled=true")
+		gomega.Expect(runtimeNames(ours)).To(gomega.HaveLen(8))
+		job := renderedHook(objs, "pre-delete")
+		out := runInstaller(job.Spec.Template.Spec, renderedConfigMaps(objs))
+		gomega.Expect(out).To(gomega.ContainSubstring("clustertrainingruntime/xgboost-distributed deleted\n"))
+		gomega.Expect(runtimeNames(ours)).To(gomega.BeEmpty())
+		gomega.Expect(runtimeExists("site-torch")).To(gomega.BeTrue())
+		gomega.Expect(runtimeExists("other-release-torch")).To(gomega.BeTrue())
+	})
+})

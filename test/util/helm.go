@@ -1,0 +1,85 @@
+package util
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// ChartDir is the Helm chart's directory.
+func ChartDir() string { return filepath.Join(RepoRoot(), "charts", "gantry") }
+
+// HelmCommand prepares the toolchain's helm (bin/helm) with args, run from the repository root
+// with its caches in dir, so nothing lands in the user's home. JobSet's subchart is copied from
+// the module cache first (hack/helm-deps.sh), as every make target that renders the chart does,
+// so a plain `go test` works too.
+func HelmCommand(dir string, args ...string) (*exec.Cmd, error) {
+	bin := filepath.Join(RepoRoot(), "bin", "helm")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, errors.New("helm not found in bin/: run 'make test-integration' or 'hack/toolchain.sh helm'")
+	}
+	deps := exec.Command(filepath.Join(RepoRoot(), "hack", "helm-deps.sh"))
+	if out, err := deps.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("hack/helm-deps.sh: %w: %s", err, out)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = RepoRoot()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+dir, "HELM_CONFIG_HOME="+dir, "HELM_DATA_HOME="+dir)
+	return cmd, nil
+}
+
+// Helm runs helm with args and returns its stdout.
+func Helm(args ...string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "gantry-helm-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	cmd, err := HelmCommand(tmp, args...)
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("helm %v: %w: %s", args, err, stderr.String())
+	}
+	return out, nil
+}
+
+// HelmTemplate renders the chart as release `gantry` in namespace ns with the extra helm
+// arguments (--set, -f, ...).
+func HelmTemplate(ns string, args ...string) ([]*unstructured.Unstructured, error) {
+	out, err := Helm(append([]string{"template", "gantry", ChartDir(), "--namespace", ns}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeObjects(out)
+}
+
+// DecodeObjects decodes every document of a YAML stream, skipping empty ones.
+func DecodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
