@@ -1,0 +1,135 @@
+package localcluster
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed kwok-stages.yaml
+var kwokStages string
+
+// KwokStages returns the Stage manifests with the default pod run time filled in.
+func KwokStages(podDuration time.Duration) string {
+	return strings.NewReplacer(
+		"__POD_DURATION_MS__", strconv.FormatInt(podDuration.Milliseconds(), 10),
+		"__POD_DURATION__", podDuration.String(),
+	).Replace(kwokStages)
+}
+
+func localURL(scheme string, port int) string { return fmt.Sprintf("%s://127.0.0.1:%d", scheme, port) }
+
+func hostPort(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// components lists the processes in start order with their flags.
+func (c *Cluster) components() []component {
+	p := c.Settings.Ports
+	bin := func(n string) string { return filepath.Join(c.BinDir, n) }
+	pki := func(f string) string { return c.path("pki", f) }
+	kubeconfig := c.Kubeconfig()
+	env := []string{"KUBECONFIG=" + kubeconfig}
+	var roots *pkiSet
+	if c.pki != nil {
+		roots = c.pki
+	} else {
+		roots = &pkiSet{}
+	}
+	etcdURL, peerURL := localURL("http", p.Etcd), localURL("http", p.EtcdPeer)
+	return []component{{
+		name: "etcd", binary: bin("etcd"), ports: []int{p.Etcd, p.EtcdPeer}, enabled: true,
+		args: []string{
+			"--name", "default", "--data-dir", c.path("etcd"),
+			"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+			"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+			"--initial-cluster", "default=" + peerURL,
+			// A throw-away cluster: durability is not worth the fsyncs on a busy disk.
+			"--unsafe-no-fsync", "--log-level", "warn",
+		},
+		probe:        probe{url: etcdURL + "/health"},
+		startTimeout: 30 * time.Second,
+	}, {
+		name: "kube-apiserver", binary: bin("kube-apiserver"), ports: []int{p.APIServer}, enabled: true,
+		args: []string{
+			"--etcd-servers", etcdURL,
+			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.APIServer),
+			"--tls-cert-file", pki("apiserver.crt"), "--tls-private-key-file", pki("apiserver.key"),
+			"--client-ca-file", pki("ca.crt"), "--token-auth-file", pki("tokens.csv"),
+			"--authorization-mode", "RBAC",
+			"--service-account-issuer", "https://kubernetes.default.svc",
+			"--service-account-key-file", pki("sa.pub"), "--service-account-signing-key-file", pki("sa.key"),
+			"--service-cluster-ip-range", "10.96.0.0/16", "--allow-privileged=true",
+			// With a loopback advertise address the kubernetes Endpoints would be rejected every 10s.
+			"--endpoint-reconciler-type", "none",
+			"--cert-dir", c.path("certs", "kube-apiserver"), "--profiling=false",
+		},
+		probe:        probe{url: localURL("https", p.APIServer) + "/readyz", roots: roots.roots, token: roots.token},
+		startTimeout: 90 * time.Second,
+		install:      c.bootstrap,
+	}, {
+		name: "kube-controller-manager", binary: bin("kube-controller-manager"), ports: []int{p.ControllerManager}, enabled: true,
+		args: []string{
+			"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.ControllerManager),
+			"--leader-elect=false", "--controllers", "*",
+			"--service-account-private-key-file", pki("sa.key"), "--root-ca-file", pki("ca.crt"),
+			"--cert-dir", c.path("certs", "kube-controller-manager"),
+			"--concurrent-job-syncs", "10", "--kube-api-qps", "100", "--kube-api-burst", "200",
+			// PVCs (torchtune's shared initializer volume) get hostPath volumes under /tmp: the
+			// in-tree provisioner for development clusters, see the default StorageClass.
+			"--enable-hostpath-provisioner",
+		},
+		probe:        probe{url: localURL("https", p.ControllerManager) + "/healthz"},
+		startTimeout: 60 * time.Second,
+	}, {
+		name: "kube-scheduler", binary: bin("kube-scheduler"), ports: []int{p.Scheduler}, enabled: true,
+		args: []string{
+			"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.Scheduler),
+			"--leader-elect=false", "--cert-dir", c.path("certs", "kube-scheduler"),
+		},
+		probe:        probe{url: localURL("https", p.Scheduler) + "/healthz"},
+		startTimeout: 60 * time.Second,
+	}, {
+		name: "kwok", binary: bin("kwok"), ports: []int{p.Kwok}, enabled: true,
+		args: []string{
+			"--kubeconfig", kubeconfig, "--config", c.path("config", "kwok-stages.yaml"),
+			"--manage-nodes-with-annotation-selector", nodeAnnotation + "=fake",
+			"--node-lease-duration-seconds", "40", "--server-address", hostPort(p.Kwok),
+		},
+		probe:        probe{url: localURL("http", p.Kwok) + "/healthz"},
+		startTimeout: 60 * time.Second,
+		prepare: func(context.Context) error {
+			return writeFileAtomic(c.path("config", "kwok-stages.yaml"), []byte(KwokStages(c.Settings.PodDuration.Duration)), 0o644)
+		},
+		install: c.waitNodesReady,
+	}, {
+		name: "jobset", binary: bin("jobset"), ports: []int{p.JobSetWebhook, p.JobSetHealth}, enabled: true,
+		args:         []string{"--config", c.path("config", "jobset.yaml"), "--kubeconfig", kubeconfig},
+		env:          env,
+		probe:        probe{url: localURL("http", p.JobSetHealth) + "/readyz"},
+		startTimeout: 90 * time.Second,
+		prepare:      c.prepareJobSet,
+	}, {
+		name: "gantry-manager", binary: c.path("bin", "manager"),
+		ports:   []int{p.GantryWebhook, p.GantryHealth, p.GantryMetrics, p.GantryStatus},
+		enabled: true,
+		args: []string{
+			"--config", c.path("config", "gantry.yaml"),
+			"--webhook-cert-dir", c.path("certs", "gantry-manager"),
+		},
+		env:          env,
+		probe:        probe{url: localURL("http", p.GantryHealth) + "/readyz"},
+		startTimeout: 120 * time.Second,
+		prepare:      c.prepareGantry,
+		install:      c.installRuntimes,
+	}, {
+		name: "kueue", binary: bin("kueue"), ports: []int{p.KueueWebhook, p.KueueHealth}, enabled: c.Settings.Kueue,
+		args:         []string{"--config", c.path("config", "kueue.yaml")},
+		env:          env,
+		probe:        probe{url: localURL("http", p.KueueHealth) + "/readyz"},
+		startTimeout: 120 * time.Second,
+		prepare:      c.prepareKueue,
+	}}
+}
