@@ -341,9 +341,9 @@ func (w *watcher) failed() []string {
 }
 
 func (w *watcher) summary(out *os.File) {
-	fmt.Fprintf(out, "\nsummary after %.1fs\n", time.Since(w.start).Seconds())
+	_, _ = fmt.Fprintf(out, "\nsummary after %.1fs\n", time.Since(w.start).Seconds())
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  TRAINJOB\tRUNTIME\tPODS\tDURATION\tSTATE")
+	_, _ = fmt.Fprintln(tw, "  TRAINJOB\tRUNTIME\tPODS\tDURATION\tSTATE")
 	for _, n := range w.order {
 		rec := w.jobs[n]
 		pods, dur := 0, "-"
@@ -355,7 +355,7 @@ func (w *watcher) summary(out *os.File) {
 		if !rec.ended.IsZero() && !rec.created.IsZero() {
 			dur = rec.ended.Sub(rec.created).Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", n, rec.runtime, pods, dur, rec.state)
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", n, rec.runtime, pods, dur, rec.state)
 	}
 	_ = tw.Flush()
 	byNode := map[string][]string{}
@@ -369,9 +369,9 @@ func (w *watcher) summary(out *os.File) {
 		nodes = append(nodes, n)
 	}
 	sort.Strings(nodes)
-	fmt.Fprintln(out, "pods per node:")
+	_, _ = fmt.Fprintln(out, "pods per node:")
 	for _, n := range nodes {
 		sort.Strings(byNode[n])
-		fmt.Fprintf(out, "  %-12s %d: %s\n", n, len(byNode[n]), strings.Join(byNode[n], " "))
+		_, _ = fmt.Fprintf(out, "  %-12s %d: %s\n", n, len(byNode[n]), strings.Join(byNode[n], " "))
 	}
 }

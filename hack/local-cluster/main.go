@@ -6,7 +6,7 @@
 //	local-cluster down              stop exactly the processes it started
 //	local-cluster status            what runs, with each health endpoint
 //	local-cluster restart NAME      restart one component (gantry-manager is rebuilt)
-//	local-cluster logs NAME         print a component's log
+//	local-cluster logs [NAME]       print a component's log (all components with --tail N)
 //	local-cluster demo [flags]      up, then run the example TrainJobs and watch them
 package main
 
@@ -33,7 +33,7 @@ func main() {
 	}
 }
 
-const usage = `usage: local-cluster up|down|status|restart NAME|logs NAME|demo [flags]
+const usage = `usage: local-cluster up|down|status|restart NAME|logs [NAME]|demo [flags]
 run 'local-cluster up -h' for the flags`
 
 func run(args []string) error {
@@ -65,15 +65,7 @@ func run(args []string) error {
 		}
 		return restart(ctx, c, fs.Arg(0))
 	case "logs":
-		if fs.NArg() != 1 {
-			return errors.New("usage: local-cluster logs NAME")
-		}
-		data, err := os.ReadFile(filepath.Join(c.StateDir, "logs", fs.Arg(0)+".log"))
-		if err != nil {
-			return err
-		}
-		_, err = os.Stdout.Write(data)
-		return err
+		return logs(c, fs.Args(), opts.tail)
 	case "demo":
 		return demo(ctx, c, opts)
 	default:
@@ -82,11 +74,12 @@ func run(args []string) error {
 }
 
 type options struct {
-	root, stateDir           string
-	settings                 localcluster.Settings
-	portOffset               int
-	keepData                 bool
-	demoTimeout              string
+	root, stateDir string
+	settings       localcluster.Settings
+	portOffset     int
+	keepData       bool
+	demoTimeout    string
+	tail           int
 }
 
 func bindFlags(fs *flag.FlagSet) *options {
@@ -104,6 +97,7 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.BoolVar(&o.keepData, "keep-data", false, "keep etcd's data when starting a stopped cluster")
 	fs.IntVar(&o.portOffset, "port-offset", 0, "add this to every default port (a second cluster beside the first)")
 	fs.StringVar(&o.demoTimeout, "timeout", "10m", "demo: how long to wait for the example jobs")
+	fs.IntVar(&o.tail, "tail", 0, "logs: only the last N lines (0: all)")
 	for _, p := range portFlags(&o.settings.Ports) {
 		fs.IntVar(p.port, p.name+"-port", *p.port, "port of "+p.name+" on 127.0.0.1")
 	}
@@ -182,7 +176,7 @@ func status(ctx context.Context, c *localcluster.Cluster) error {
 	}
 	fmt.Printf("state directory %s\nexport KUBECONFIG=%s\n\n", c.StateDir, c.Kubeconfig())
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "COMPONENT\tPID\tHEALTH\tENDPOINT")
+	_, _ = fmt.Fprintln(w, "COMPONENT\tPID\tHEALTH\tENDPOINT")
 	unhealthy := 0
 	for _, s := range states {
 		pid, health := "-", "ok"
@@ -193,7 +187,7 @@ func status(ctx context.Context, c *localcluster.Cluster) error {
 			health = s.Health.Error()
 			unhealthy++
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, pid, health, s.Endpoint)
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, pid, health, s.Endpoint)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -220,4 +214,31 @@ func restart(ctx context.Context, c *localcluster.Cluster, name string) error {
 		return err
 	}
 	return saved.Up(ctx)
+}
+
+// logs prints one component's log, or the end of every component's log.
+func logs(c *localcluster.Cluster, names []string, tail int) error {
+	if len(names) == 0 {
+		if tail == 0 {
+			return errors.New("usage: local-cluster logs NAME, or logs --tail N for every component")
+		}
+		names = localcluster.ComponentNames()
+	}
+	for _, name := range names {
+		if len(names) > 1 {
+			fmt.Printf("===== %s (%s)\n", name, filepath.Join(c.StateDir, "logs", name+".log"))
+		}
+		if tail > 0 {
+			fmt.Println(c.LogTail(name, tail))
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(c.StateDir, "logs", name+".log"))
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stdout.Write(data); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,7 +41,10 @@ func ModuleDir(module, version string) (string, error) {
 	out, err := cmd.Output()
 	var info struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &info); jerr != nil || info.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s: %v %s %s", module, version, err, info.Error, strings.TrimSpace(stderr.String()))
+		if err == nil && jerr == nil {
+			err = errors.New("no module directory")
+		}
+		return "", fmt.Errorf("go mod download %s@%s: %w: %s %s", module, version, errors.Join(err, jerr), info.Error, strings.TrimSpace(stderr.String()))
 	}
 	return info.Dir, nil
 }
@@ -84,7 +88,7 @@ func (c *Cluster) prepareJobSet(ctx context.Context) error {
 		"validating-webhook-configuration": "jobset-validating-webhook-configuration",
 	})
 	if err != nil {
-		return fmt.Errorf("JobSet webhooks: %w", err)
+		return fmt.Errorf("the JobSet webhooks: %w", err)
 	}
 	if err := apply(ctx, cl, whs...); err != nil {
 		return err
@@ -142,7 +146,7 @@ func (c *Cluster) prepareGantry(ctx context.Context) error {
 	}
 	whs, err := webhookConfigurations(rendered, c.Settings.Ports.GantryWebhook, c.pki.gantryCA.CertPEM, nil)
 	if err != nil {
-		return fmt.Errorf("Gantry webhooks: %w", err)
+		return fmt.Errorf("the Gantry webhooks: %w", err)
 	}
 	if err := apply(ctx, cl, whs...); err != nil {
 		return err
@@ -210,7 +214,7 @@ func (c *Cluster) prepareKueue(ctx context.Context) error {
 		"validating-webhook-configuration": "kueue-validating-webhook-configuration",
 	})
 	if err != nil {
-		return fmt.Errorf("Kueue webhooks: %w", err)
+		return fmt.Errorf("the Kueue webhooks: %w", err)
 	}
 	if err := apply(ctx, cl, whs...); err != nil {
 		return err

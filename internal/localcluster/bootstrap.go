@@ -88,19 +88,19 @@ func (c *Cluster) ensureNode(ctx context.Context, cl client.Client, i int) error
 		corev1.ResourceEphemeralStorage: resource.MustParse("2Ti"),
 	}
 	labels := map[string]string{
-		"type":                             "kwok",
-		corev1.LabelHostname:               name,
-		corev1.LabelOSStable:               "linux",
-		corev1.LabelArchStable:             "amd64",
-		corev1.LabelInstanceTypeStable:     "sim-gpu-node",
-		corev1.LabelTopologyRegion:         "local",
-		corev1.LabelTopologyZone:           fmt.Sprintf("local-%c", 'a'+block%26),
-		BlockLabel:                         fmt.Sprintf("block-%d", block),
-		RackLabel:                          fmt.Sprintf("rack-%d", rack),
-		"node-role.kubernetes.io/worker":   "",
-		"nvidia.com/gpu.present":           "false",
-		"nvidia.com/gpu.count":             "0",
-		"sim.gantry.dev/node-index":        fmt.Sprint(i),
+		"type":                           "kwok",
+		corev1.LabelHostname:             name,
+		corev1.LabelOSStable:             "linux",
+		corev1.LabelArchStable:           "amd64",
+		corev1.LabelInstanceTypeStable:   "sim-gpu-node",
+		corev1.LabelTopologyRegion:       "local",
+		corev1.LabelTopologyZone:         fmt.Sprintf("local-%c", 'a'+block%26),
+		BlockLabel:                       fmt.Sprintf("block-%d", block),
+		RackLabel:                        fmt.Sprintf("rack-%d", rack),
+		"node-role.kubernetes.io/worker": "",
+		"nvidia.com/gpu.present":         "false",
+		"nvidia.com/gpu.count":           "0",
+		"sim.gantry.dev/node-index":      fmt.Sprint(i),
 	}
 	if n.GPUsPerNode > 0 {
 		capacity[GPUResource] = *resource.NewQuantity(int64(n.GPUsPerNode), resource.DecimalSI)

@@ -86,11 +86,14 @@ func (c *Cluster) ensurePKI() error {
 	if err := writeFileAtomic(filepath.Join(dir, "tokens.csv"), []byte(p.token+",admin,admin,system:masters\n"), 0o600); err != nil {
 		return err
 	}
+	// JobSet reads its provided certificate from a directory. Kueue's rotator waits for the
+	// certificate of its Secret to appear in its directory, as a kubelet would mount it; Gantry's
+	// manager copies its Secret there itself (cert.DiskSync), so its directory is left alone.
 	for _, d := range []struct {
-		dir string
-		kp  *keyPair
-	}{{"jobset", p.jobset}} {
-		if err := p.writeCertDir(c.path("certs", d.dir), d.kp); err != nil {
+		dir    string
+		kp, ca *keyPair
+	}{{"jobset", p.jobset, p.ca}, {"kueue", p.kueue, p.kueueCA}} {
+		if err := p.writeCertDir(c.path("certs", d.dir), d.kp, d.ca); err != nil {
 			return err
 		}
 	}
@@ -108,11 +111,15 @@ func serving(file, dnsName string) certSpec {
 }
 
 // writeCertDir lays out tls.crt and tls.key for a component that reads them from a directory.
-func (*pkiSet) writeCertDir(dir string, kp *keyPair) error {
-	if err := writeFileAtomic(filepath.Join(dir, "tls.crt"), kp.CertPEM, 0o644); err != nil {
+func (*pkiSet) writeCertDir(dir string, kp, ca *keyPair) error {
+	if err := writeFileAtomic(filepath.Join(dir, "ca.crt"), ca.CertPEM, 0o644); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "tls.key"), kp.KeyPEM, 0o600)
+	if err := writeFileAtomic(filepath.Join(dir, "tls.key"), kp.KeyPEM, 0o600); err != nil {
+		return err
+	}
+	// Last: a rotator waiting for the certificate reads the key right after.
+	return writeFileAtomic(filepath.Join(dir, "tls.crt"), kp.CertPEM, 0o644)
 }
 
 // Up brings the cluster up, or repairs it: components already running and healthy are left
@@ -199,10 +206,11 @@ func (c *Cluster) ensureComponent(ctx context.Context, comp component) error {
 				return fmt.Errorf("%s (pid %d) runs but is not healthy: %w\n%s", comp.name, rec.PID, err, c.logHint(comp.name))
 			}
 		}
-		c.logf("  %-24s running (pid %d)", comp.name, rec.PID)
-		if comp.install != nil {
-			return comp.install(ctx)
+		setup, err := timed(ctx, comp.install)
+		if err != nil {
+			return fmt.Errorf("%s: %w", comp.name, err)
 		}
+		c.logf("  %-24s running (pid %d)%s", comp.name, rec.PID, setupNote(setup))
 		return nil
 	}
 	for _, p := range comp.ports {
@@ -210,10 +218,9 @@ func (c *Cluster) ensureComponent(ctx context.Context, comp component) error {
 			return fmt.Errorf("%s: port %d on 127.0.0.1 is in use by another process; stop it or choose other ports (--port-offset or the --*-port flags)", comp.name, p)
 		}
 	}
-	if comp.prepare != nil {
-		if err := comp.prepare(ctx); err != nil {
-			return fmt.Errorf("%s: %w", comp.name, err)
-		}
+	before, err := timed(ctx, comp.prepare)
+	if err != nil {
+		return fmt.Errorf("%s: %w", comp.name, err)
 	}
 	t0 := time.Now()
 	proc, err := c.startProcess(comp.name, comp.binary, comp.args, comp.env)
@@ -223,13 +230,30 @@ func (c *Cluster) ensureComponent(ctx context.Context, comp component) error {
 	if err := c.waitHealthy(ctx, comp, proc); err != nil {
 		return err
 	}
-	c.logf("  %-24s started (pid %d) in %.1fs", comp.name, proc.rec.PID, time.Since(t0).Seconds())
-	if comp.install != nil {
-		if err := comp.install(ctx); err != nil {
-			return fmt.Errorf("%s: %w", comp.name, err)
-		}
+	started := time.Since(t0)
+	after, err := timed(ctx, comp.install)
+	if err != nil {
+		return fmt.Errorf("%s: %w", comp.name, err)
 	}
+	c.logf("  %-24s started (pid %d) in %.1fs%s", comp.name, proc.rec.PID, started.Seconds(), setupNote(before+after))
 	return nil
+}
+
+// timed runs an optional step and says how long it took.
+func timed(ctx context.Context, step func(context.Context) error) (time.Duration, error) {
+	if step == nil {
+		return 0, nil
+	}
+	t0 := time.Now()
+	err := step(ctx)
+	return time.Since(t0), err
+}
+
+func setupNote(d time.Duration) string {
+	if d < 100*time.Millisecond {
+		return ""
+	}
+	return fmt.Sprintf(" (+%.1fs setup)", d.Seconds())
 }
 
 // waitHealthy polls the probe until it passes, the process exits, or the start timeout passes.

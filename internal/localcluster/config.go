@@ -109,7 +109,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// DefaultSettings: four nodes of eight GPUs, pods that run five seconds.
+// DefaultSettings are four nodes of eight GPUs and pods that run five seconds.
 func DefaultSettings() Settings {
 	return Settings{
 		Ports:       DefaultPorts(),
@@ -177,7 +177,7 @@ func (c *Cluster) Kubeconfig() string { return c.path("kubeconfig") }
 
 func (c *Cluster) logf(format string, args ...any) {
 	if c.Out != nil {
-		fmt.Fprintf(c.Out, format+"\n", args...)
+		_, _ = fmt.Fprintf(c.Out, format+"\n", args...)
 	}
 }
 

@@ -79,4 +79,3 @@ func PodGPUs(p *corev1.Pod) resource.Quantity {
 	}
 	return sum
 }
-

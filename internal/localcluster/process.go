@@ -101,7 +101,7 @@ func (c *Cluster) startProcess(name, binary string, args, env []string) (*proces
 		return nil, err
 	}
 	defer func() { _ = logFile.Close() }()
-	fmt.Fprintf(logFile, "==== %s: %s %s\n", time.Now().Format(time.RFC3339), exe, strings.Join(args, " "))
+	_, _ = fmt.Fprintf(logFile, "==== %s: %s %s\n", time.Now().Format(time.RFC3339), exe, strings.Join(args, " "))
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = c.StateDir
 	cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -273,4 +273,6 @@ func setSuspend(key client.ObjectKey, suspend bool, mutate ...func(*trainer.Trai
 	}).Should(gomega.Succeed())
 }
 
-func keyOf(o client.Object) client.ObjectKey { return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()} }
+func keyOf(o client.Object) client.ObjectKey {
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
