@@ -144,11 +144,26 @@ func (o *options) cluster(fs *flag.FlagSet) (*localcluster.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localcluster.Cluster{
+	c := &localcluster.Cluster{
 		Root: root, StateDir: state, BinDir: filepath.Join(root, "bin"),
 		KeepData: o.keepData, Out: os.Stdout, Settings: o.settings,
-	}, nil
+	}
+	// Without settings flags, a running cluster is taken as it is: `make demo` after
+	// `make dev-cluster-up DEV_CLUSTER_FLAGS=--nodes=8` uses those eight nodes.
+	explicit := false
+	for name := range set {
+		if !nonSettingFlags[name] {
+			explicit = true
+		}
+	}
+	if saved, ok, err := c.LoadSettings(); err == nil && ok && !explicit && c.Running() {
+		c.Settings = saved
+	}
+	return c, nil
 }
+
+// nonSettingFlags do not change what the cluster is.
+var nonSettingFlags = map[string]bool{"root": true, "state-dir": true, "keep-data": true, "timeout": true, "tail": true}
 
 // findRoot walks up from the working directory to Gantry's go.mod.
 func findRoot() (string, error) {

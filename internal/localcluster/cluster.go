@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -134,7 +135,7 @@ func (c *Cluster) Up(ctx context.Context) error {
 	}
 	defer unlock()
 	t0 := time.Now()
-	running := c.anyRunning()
+	running := c.Running()
 	if saved, ok, err := c.LoadSettings(); err != nil {
 		return err
 	} else if ok && running {
@@ -142,11 +143,16 @@ func (c *Cluster) Up(ctx context.Context) error {
 		want := c.Settings
 		want.Kueue = saved.Kueue
 		if !reflect.DeepEqual(want, saved) {
-			return fmt.Errorf("a cluster with other settings runs from %s: run 'down' first, or use another state directory", c.StateDir)
+			running, _ := json.Marshal(saved)
+			asked, _ := json.Marshal(want)
+			return fmt.Errorf("a cluster with other settings runs from %s: run 'down' first, or use another state directory\n  running:   %s\n  requested: %s", c.StateDir, running, asked)
 		}
 		c.Settings.Kueue = c.Settings.Kueue || saved.Kueue
 	}
 	if err := c.checkBinaries(c.components()); err != nil {
+		return err
+	}
+	if err := c.checkPorts(c.components()); err != nil {
 		return err
 	}
 	if !running && !c.KeepData {
@@ -197,6 +203,25 @@ func (c *Cluster) checkBinaries(comps []component) error {
 		hint += " kueue"
 	}
 	return fmt.Errorf("missing binaries %v: build them with '%s' (or 'make cluster-assets')", missing, hint)
+}
+
+// checkPorts fails before anything starts if a port of a component to start is taken.
+func (c *Cluster) checkPorts(comps []component) error {
+	var errs []error
+	for _, comp := range comps {
+		if !comp.enabled || c.record(comp.name).alive() {
+			continue
+		}
+		for _, p := range comp.ports {
+			if !portFree(p) {
+				errs = append(errs, fmt.Errorf("%s: port %d on 127.0.0.1 is in use by another process", comp.name, p))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w\nstop those processes or choose other ports (--port-offset N, or --<name>-port)", errors.Join(errs...))
+	}
+	return nil
 }
 
 func (c *Cluster) ensureComponent(ctx context.Context, comp component) error {
@@ -280,7 +305,8 @@ func (c *Cluster) logHint(name string) string {
 	return fmt.Sprintf("last lines of %s:\n%s", c.logPath(name), c.LogTail(name, 25))
 }
 
-func (c *Cluster) anyRunning() bool {
+// Running reports whether any component of the cluster runs.
+func (c *Cluster) Running() bool {
 	return slices.ContainsFunc(componentNames, func(n string) bool { return c.record(n).alive() })
 }
 
