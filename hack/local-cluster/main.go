@@ -23,10 +23,15 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/gantry-ml/gantry/internal/localcluster"
 )
 
 func main() {
+	// The informers of status and demo would otherwise warn that no logger is set.
+	ctrllog.SetLogger(logr.Discard())
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
