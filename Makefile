@@ -86,9 +86,10 @@ verify: generate manifests vet ## Regenerate everything, then fail if the tree c
 LOCAL_CLUSTER := $(BIN_DIR)/local-cluster
 # Extra flags for up and demo, e.g. DEV_CLUSTER_FLAGS="--kueue --nodes 8 --pod-duration 30s".
 DEV_CLUSTER_FLAGS ?=
-# The e2e suite's own cluster: ports shifted, so a developer's cluster can keep running.
+# The e2e suite's own cluster: ports shifted to free ones, so a developer's cluster (or another
+# checkout's suite) can keep running.
 E2E_CLUSTER_DIR := $(CURDIR)/.state/e2e
-E2E_CLUSTER_FLAGS := --state-dir $(E2E_CLUSTER_DIR) --port-offset 20000 --kueue
+E2E_CLUSTER_FLAGS := --state-dir $(E2E_CLUSTER_DIR) --port-offset auto --kueue
 
 .PHONY: local-cluster
 local-cluster:

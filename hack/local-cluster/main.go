@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -81,7 +82,7 @@ func run(args []string) error {
 type options struct {
 	root, stateDir string
 	settings       localcluster.Settings
-	portOffset     int
+	portOffset     string
 	keepData       bool
 	demoTimeout    string
 	tail           int
@@ -100,7 +101,7 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.DurationVar(&s.PodDuration.Duration, "pod-duration", s.PodDuration.Duration, "how long a simulated pod runs before it succeeds (per pod: annotation sim.gantry.dev/duration)")
 	fs.BoolVar(&s.Kueue, "kueue", s.Kueue, "also run Kueue (needs 'hack/toolchain.sh kueue')")
 	fs.BoolVar(&o.keepData, "keep-data", false, "keep etcd's data when starting a stopped cluster")
-	fs.IntVar(&o.portOffset, "port-offset", 0, "add this to every default port (a second cluster beside the first)")
+	fs.StringVar(&o.portOffset, "port-offset", "0", "add this to every default port (a second cluster beside the first); 'auto': the first of 20000, 20100, ... at which every port is free")
 	fs.StringVar(&o.demoTimeout, "timeout", "10m", "demo: how long to wait for the example jobs")
 	fs.IntVar(&o.tail, "tail", 0, "logs: only the last N lines (0: all)")
 	for _, p := range portFlags(&o.settings.Ports) {
@@ -125,15 +126,11 @@ func portFlags(p *localcluster.Ports) []portFlag {
 	}
 }
 
-// cluster applies the port offset to every port not set explicitly and locates the checkout.
+// cluster locates the checkout and settles the settings: a running cluster's when no settings
+// flag is given, else the flags with the port offset applied to every port not set explicitly.
 func (o *options) cluster(fs *flag.FlagSet) (*localcluster.Cluster, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, p := range portFlags(&o.settings.Ports) {
-		if !set[p.name+"-port"] {
-			*p.port += o.portOffset
-		}
-	}
 	root := o.root
 	if root == "" {
 		var err error
@@ -153,16 +150,40 @@ func (o *options) cluster(fs *flag.FlagSet) (*localcluster.Cluster, error) {
 		Root: root, StateDir: state, BinDir: filepath.Join(root, "bin"),
 		KeepData: o.keepData, Out: os.Stdout, Settings: o.settings,
 	}
-	// Without settings flags, a running cluster is taken as it is: `make demo` after
-	// `make dev-cluster-up DEV_CLUSTER_FLAGS=--nodes=8` uses those eight nodes.
+	saved, ok, err := c.LoadSettings()
+	if err != nil {
+		return nil, err
+	}
+	running := ok && c.Running()
 	explicit := false
 	for name := range set {
 		if !nonSettingFlags[name] {
 			explicit = true
 		}
 	}
-	if saved, ok, err := c.LoadSettings(); err == nil && ok && !explicit && c.Running() {
+	// `make demo` after `make dev-cluster-up DEV_CLUSTER_FLAGS=--nodes=8` uses those eight nodes.
+	if running && !explicit {
 		c.Settings = saved
+		return c, nil
+	}
+	offset := 0
+	switch {
+	case o.portOffset == "auto" && running:
+		c.Settings.Ports = saved.Ports
+		return c, nil
+	case o.portOffset == "auto":
+		if offset, err = localcluster.FreePortOffset(c.Settings.Ports, 20000, 100, 20); err != nil {
+			return nil, err
+		}
+	default:
+		if offset, err = strconv.Atoi(o.portOffset); err != nil {
+			return nil, fmt.Errorf("--port-offset: %q is neither a number nor auto", o.portOffset)
+		}
+	}
+	for _, p := range portFlags(&c.Settings.Ports) {
+		if !set[p.name+"-port"] {
+			*p.port += offset
+		}
 	}
 	return c, nil
 }

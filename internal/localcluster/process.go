@@ -179,6 +179,27 @@ func portFree(port int) bool {
 	return true
 }
 
+// FreePortOffset returns the first offset of start, start+step, ... (attempts of them) at which
+// every port is free, so concurrent clusters of different checkouts (CI jobs, worktrees) do not
+// collide.
+func FreePortOffset(p Ports, start, step, attempts int) (int, error) {
+	for i := range attempts {
+		offset := start + i*step
+		shifted := p.Offset(offset)
+		free := true
+		for _, f := range shifted.fields() {
+			if !portFree(*f.port) {
+				free = false
+				break
+			}
+		}
+		if free {
+			return offset, nil
+		}
+	}
+	return 0, fmt.Errorf("no port offset from %d in steps of %d leaves every port free", start, step)
+}
+
 // LogTail returns the last n lines of a component's log.
 func (c *Cluster) LogTail(name string, n int) string {
 	data, err := os.ReadFile(c.logPath(name))

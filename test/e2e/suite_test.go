@@ -4,8 +4,8 @@
 // deletes what it created.
 //
 // The suite uses the cluster of E2E_CLUSTER_DIR when set (make test-e2e starts one), else it
-// starts its own in .state/e2e (ports shifted by 20000, so a developer's cluster can keep
-// running) and stops it at the end, unless E2E_KEEP_CLUSTER=1.
+// starts its own in .state/e2e (ports shifted by 20000 or more, to free ones, so a developer's
+// cluster can keep running) and stops it at the end, unless E2E_KEEP_CLUSTER=1.
 package e2e
 
 import (
@@ -61,9 +61,16 @@ var _ = ginkgo.BeforeSuite(func() {
 		cluster, err = localcluster.Open(root, dir)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(cluster.Settings.Kueue).To(gomega.BeTrue(), "the cluster in %s runs without Kueue; start it with --kueue", dir)
+	} else if kept, err := localcluster.Open(root, filepath.Join(root, ".state", "e2e")); err == nil && kept.Running() {
+		// A cluster an earlier run kept (E2E_KEEP_CLUSTER=1): repaired if need be, then reused.
+		cluster, startedHere = kept, true
+		cluster.Out, cluster.Settings.Kueue = ginkgo.GinkgoWriter, true
+		gomega.Expect(cluster.Up(ctx)).To(gomega.Succeed())
 	} else {
 		s := localcluster.DefaultSettings()
-		s.Ports = s.Ports.Offset(20000)
+		offset, err := localcluster.FreePortOffset(s.Ports, 20000, 100, 20)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		s.Ports = s.Ports.Offset(offset)
 		s.Kueue = true
 		cluster = &localcluster.Cluster{
 			Root: root, StateDir: filepath.Join(root, ".state", "e2e"), BinDir: filepath.Join(root, "bin"),
