@@ -3,6 +3,9 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -175,4 +178,49 @@ func (c *Cluster) waitUsable(ctx context.Context) error {
 	return waitFor(ctx, time.Minute, "admission webhooks", func(ctx context.Context) error {
 		return c.smokeWebhooks(ctx, cl)
 	})
+}
+
+// hostPathRoot is where the controller-manager's hostPath provisioner creates volumes.
+const hostPathRoot = "/tmp/hostpath_pv/"
+
+const hostPathVolumesFile = "hostpath-volumes.txt"
+
+// recordHostPathVolumes notes, before the cluster stops, the directories of its provisioned
+// volumes: they outlive the PersistentVolumes when etcd's data is wiped by the next up, which
+// then removes them.
+func (c *Cluster) recordHostPathVolumes() error {
+	if !c.record("kube-apiserver").alive() {
+		return nil
+	}
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pvs := &corev1.PersistentVolumeList{}
+	if err := cl.List(ctx, pvs); err != nil {
+		return err
+	}
+	var paths []string
+	for _, pv := range pvs.Items {
+		if hp := pv.Spec.HostPath; hp != nil && strings.HasPrefix(hp.Path, hostPathRoot) {
+			paths = append(paths, hp.Path)
+		}
+	}
+	return writeFileAtomic(c.path(hostPathVolumesFile), []byte(strings.Join(paths, "\n")), 0o644)
+}
+
+// removeHostPathVolumes deletes the volume directories recorded by the last down.
+func (c *Cluster) removeHostPathVolumes() {
+	data, err := os.ReadFile(c.path(hostPathVolumesFile))
+	if err != nil {
+		return
+	}
+	for _, p := range strings.Split(string(data), "\n") {
+		if clean := filepath.Clean(p); strings.HasPrefix(clean, hostPathRoot) {
+			_ = os.RemoveAll(clean)
+		}
+	}
+	_ = os.Remove(c.path(hostPathVolumesFile))
 }

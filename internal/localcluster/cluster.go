@@ -159,6 +159,7 @@ func (c *Cluster) Up(ctx context.Context) error {
 		if err := os.RemoveAll(c.path("etcd")); err != nil {
 			return err
 		}
+		c.removeHostPathVolumes()
 	}
 	if err := c.ensurePKI(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
@@ -319,6 +320,9 @@ func (c *Cluster) Down() error {
 	}
 	defer unlock()
 	var errs []error
+	if err := c.recordHostPathVolumes(); err != nil {
+		c.logf("  not recording the cluster's hostPath volumes: %v", err)
+	}
 	stopped := 0
 	for i := len(componentNames) - 1; i >= 0; i-- {
 		name := componentNames[i]
