@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,15 +25,15 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gantry-ml/gantry/internal/localcluster"
 )
 
 func main() {
 	// The informers of status and demo would otherwise warn that no logger is set.
-	ctrllog.SetLogger(logr.Discard())
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
