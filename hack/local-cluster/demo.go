@@ -85,11 +85,23 @@ func demo(ctx context.Context, c *localcluster.Cluster, o *options) error {
 		}
 	}
 	w.summary(os.Stdout)
-	fmt.Printf("\nThe cluster keeps running; explore it with kubectl, stop it with 'make dev-cluster-down':\n  export KUBECONFIG=%s\n  kubectl -n %s get trainjobs,jobsets,pods -o wide\n", c.Kubeconfig(), demoNamespace)
+	fmt.Printf("\nThe cluster keeps running; explore it with kubectl, stop it with 'make dev-cluster-down':\n  export KUBECONFIG=%s\n  %s -n %s get trainjobs,jobsets,pods -o wide\n", c.Kubeconfig(), kubectlPath(c), demoNamespace)
 	if failed := w.failed(); len(failed) > 0 {
 		return fmt.Errorf("TrainJobs failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// kubectlPath is the toolchain's kubectl (the same minor as the cluster), relative to the working
+// directory when it is inside it.
+func kubectlPath(c *localcluster.Cluster) string {
+	p := filepath.Join(c.BinDir, "kubectl")
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return p
 }
 
 // freshNamespace deletes what an earlier demo left and creates the namespace again.
