@@ -314,6 +314,10 @@ func (c *Cluster) Running() bool {
 // Down stops every process the cluster started, newest first, and only those: each PID is
 // checked against the recorded binary and start time before it is signalled.
 func (c *Cluster) Down() error {
+	if _, err := os.Stat(c.StateDir); errors.Is(err, os.ErrNotExist) {
+		c.logf("no cluster in %s", c.StateDir)
+		return nil
+	}
 	unlock, err := c.lock()
 	if err != nil {
 		return err
