@@ -68,7 +68,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-integration ## Run every test: chart, unit, then envtest integration (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-integration test-e2e ## Run every test: chart, unit, envtest integration, then end-to-end on a local cluster (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -116,6 +116,50 @@ CHART_PACKAGE_DIR := dist/charts
 .PHONY: helm-package
 helm-package: helm helm-deps ## Package the chart, with the JobSet subchart, into dist/charts.
 	$(HELM) package $(CHART_DIR) -d $(CHART_PACKAGE_DIR)
+
+##@ Local cluster (simulated GPU nodes; see README "Local cluster")
+
+LOCAL_CLUSTER := $(BIN_DIR)/local-cluster
+# Extra flags for up and demo, e.g. DEV_CLUSTER_FLAGS="--kueue --nodes 8 --pod-duration 30s".
+DEV_CLUSTER_FLAGS ?=
+# The e2e suite's own cluster: ports shifted to free ones, so a developer's cluster (or another
+# checkout's suite) can keep running.
+E2E_CLUSTER_DIR := $(CURDIR)/.state/e2e
+E2E_CLUSTER_FLAGS := --state-dir $(E2E_CLUSTER_DIR) --port-offset auto --kueue
+
+.PHONY: local-cluster
+local-cluster:
+	go build -o $(LOCAL_CLUSTER) ./hack/local-cluster
+
+.PHONY: dev-cluster-assets
+dev-cluster-assets:
+	$(TOOLCHAIN) cluster kustomize $(if $(findstring --kueue,$(DEV_CLUSTER_FLAGS)),kueue)
+
+.PHONY: dev-cluster-up
+dev-cluster-up: dev-cluster-assets local-cluster ## Start (or repair) the local cluster; DEV_CLUSTER_FLAGS adds flags (--kueue, --nodes N, ...).
+	$(LOCAL_CLUSTER) up $(DEV_CLUSTER_FLAGS)
+
+.PHONY: dev-cluster-down
+dev-cluster-down: local-cluster ## Stop the local cluster (exactly the processes it started).
+	$(LOCAL_CLUSTER) down
+
+.PHONY: dev-cluster-status
+dev-cluster-status: local-cluster ## Show what the local cluster runs and whether each component is healthy.
+	$(LOCAL_CLUSTER) status
+
+.PHONY: demo
+demo: dev-cluster-assets local-cluster ## Quick start: bring up the local cluster, run the example TrainJobs, watch them finish.
+	$(LOCAL_CLUSTER) demo $(DEV_CLUSTER_FLAGS)
+
+.PHONY: test-e2e
+test-e2e: local-cluster ## End-to-end suite on a fresh local cluster with Kueue; always torn down, component logs on failure.
+	$(TOOLCHAIN) cluster kustomize kueue
+	@up=0; rc=0; \
+	$(LOCAL_CLUSTER) up $(E2E_CLUSTER_FLAGS) || up=$$?; \
+	if [ $$up -eq 0 ]; then E2E_CLUSTER_DIR=$(E2E_CLUSTER_DIR) go test $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/... || rc=$$?; \
+	else rc=$$up; $(LOCAL_CLUSTER) logs --state-dir $(E2E_CLUSTER_DIR) --tail 50; fi; \
+	$(LOCAL_CLUSTER) down --state-dir $(E2E_CLUSTER_DIR) || true; \
+	exit $$rc
 
 ##@ Toolchain
 

@@ -36,8 +36,9 @@ func main() {
 }
 
 func run() error {
-	var configFile, featureGates string
+	var configFile, featureGates, certDir string
 	flag.StringVar(&configFile, "config", "", "path to a config.trainer.kubeflow.org/v1alpha1 Configuration file; defaults apply without one")
+	flag.StringVar(&certDir, "webhook-cert-dir", config.CertDir, "directory of the webhook serving certificate (tls.crt, tls.key); in-process rotation writes it there")
 	flag.StringVar(&featureGates, "feature-gates", "", "comma-separated Name=true|false pairs; override the file's featureGates")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -60,17 +61,17 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	opts := config.Options(cfg, s)
+	opts := config.Options(cfg, s, certDir)
 	mgr, err := ctrl.NewManager(config.RESTConfig(cfg, restConfig), opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 
-	certsReady, err := setupCertificates(mgr, cfg, s)
+	certsReady, err := setupCertificates(mgr, cfg, s, certDir)
 	if err != nil {
 		return err
 	}
-	status, err := setupStatusServer(mgr, cfg, s)
+	status, err := setupStatusServer(mgr, cfg, s, certDir)
 	if err != nil {
 		return fmt.Errorf("setting up the status server: %w", err)
 	}
@@ -107,7 +108,7 @@ func run() error {
 // setupCertificates adds in-process certificate rotation when certManagement is enabled. The
 // returned channel closes once the serving certificate is on disk (at once when certificates are
 // provided externally).
-func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme) (chan struct{}, error) {
+func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (chan struct{}, error) {
 	certsReady := make(chan struct{})
 	if !*cfg.CertManagement.Enable {
 		close(certsReady)
@@ -125,7 +126,7 @@ func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 		Namespace:   namespace,
 		ServiceName: cfg.CertManagement.WebhookServiceName,
 		SecretName:  cfg.CertManagement.WebhookSecretName,
-		CertDir:     config.CertDir,
+		CertDir:     certDir,
 	}, certsReady)
 	if err != nil {
 		return nil, fmt.Errorf("setting up certificate rotation: %w", err)
@@ -133,7 +134,7 @@ func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 	err = mgr.Add(&cert.DiskSync{
 		Reader: direct,
 		Secret: types.NamespacedName{Namespace: namespace, Name: cfg.CertManagement.WebhookSecretName},
-		Dir:    config.CertDir,
+		Dir:    certDir,
 		Period: 2 * time.Second,
 	})
 	return certsReady, err

@@ -33,7 +33,7 @@ type statusServer struct {
 // setupStatusServer prepares the status server when the TrainJobStatus gate is on (nil
 // otherwise): the cache of the CA Secret, the token verifier, the server's own rate-limited
 // client and its probes. The server itself is added once the certificates exist.
-func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme) (*statusServer, error) {
+func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (*statusServer, error) {
 	if !features.Enabled(features.TrainJobStatus) {
 		return nil, nil
 	}
@@ -60,7 +60,7 @@ func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 	}
 	srv, err := statusserver.New(statusserver.Options{
 		Addr:     fmt.Sprintf(":%d", *cfg.StatusServer.Port),
-		CertDir:  config.CertDir,
+		CertDir:  certDir,
 		TLSOpts:  []func(*tls.Config){config.TLSConfig(cfg.TLS)},
 		Verifier: verifier,
 		Applier:  &statusserver.ClientApplier{Client: c},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"crypto/tls"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
 )
@@ -120,8 +122,10 @@ clientConnection: {qps: 200, burst: 400}
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options(cfg, nil)
+	o := Options(cfg, nil, "/certs")
+	webhookOpts := o.WebhookServer.(*webhook.DefaultServer).Options
 	got := map[string]any{
+		"webhook":       fmt.Sprintf("%s:%d %s", webhookOpts.Host, webhookOpts.Port, webhookOpts.CertDir),
 		"metrics":       o.Metrics.BindAddress,
 		"secure":        o.Metrics.SecureServing,
 		"health":        o.HealthProbeBindAddress,
@@ -134,6 +138,7 @@ clientConnection: {qps: 200, burst: 400}
 		"concurrency":   o.Controller.GroupKindConcurrency,
 	}
 	want := map[string]any{
+		"webhook": "127.0.0.1:9999 /certs",
 		"metrics": ":9090", "secure": false, "health": ":9091", "ready": "/ready", "live": "/alive",
 		"leaderElect": true, "leaseID": "gantry", "leaseNS": "ops", "leaseDuration": "30s",
 		"concurrency": map[string]int{"TrainJob.trainer.kubeflow.org": 5, "TrainingRuntime.trainer.kubeflow.org": 1},

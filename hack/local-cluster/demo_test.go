@@ -1,0 +1,90 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+)
+
+func TestJobState(t *testing.T) {
+	cases := map[string]struct {
+		status trainer.TrainJobStatus
+		want   string
+	}{
+		"new": {want: "Created"},
+		"suspended": {
+			status: trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionTrue}}},
+			want:   "Suspended",
+		},
+		"resumed is not suspended": {
+			status: trainer.TrainJobStatus{
+				Conditions: []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionFalse}},
+				JobsStatus: []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1)}},
+			},
+			want: "Running: node starting",
+		},
+		"one phase per replicated job": {
+			status: trainer.TrainJobStatus{JobsStatus: []trainer.JobStatus{
+				{Name: "dataset-initializer", Succeeded: ptr.To[int32](1)},
+				{Name: "node", Active: ptr.To[int32](1), Ready: ptr.To[int32](1)},
+				{Name: "launcher"},
+			}},
+			want: "Running: dataset-initializer done, node ready",
+		},
+		"failed wins": {
+			status: trainer.TrainJobStatus{
+				Conditions: []metav1.Condition{{Type: trainer.TrainJobFailed, Status: metav1.ConditionTrue, Message: "jobset failed"}},
+				JobsStatus: []trainer.JobStatus{{Name: "node", Failed: ptr.To[int32](1)}},
+			},
+			want: "Failed: jobset failed",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, jobState(&trainer.TrainJob{Status: tc.status})); diff != "" {
+				t.Errorf("jobState (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodState(t *testing.T) {
+	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}
+	cases := map[string]struct {
+		pod  corev1.Pod
+		want string
+	}{
+		"created": {want: "Pending"},
+		"unschedulable": {
+			pod: corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available.",
+			}}}},
+			want: "Pending (unschedulable: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu)",
+		},
+		"running with GPUs": {
+			pod: corev1.Pod{
+				Spec:   corev1.PodSpec{NodeName: "gpu-node-2", Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Limits: gpu}}}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning},
+			},
+			want: "Running on gpu-node-2 (8 GPUs)",
+		},
+		"no GPUs": {
+			pod:  corev1.Pod{Spec: corev1.PodSpec{NodeName: "gpu-node-0"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}},
+			want: "Succeeded on gpu-node-0",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, podState(&tc.pod)); diff != "" {
+				t.Errorf("podState (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

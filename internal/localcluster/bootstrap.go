@@ -1,0 +1,226 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Labels and annotations of the simulated nodes.
+const (
+	nodeAnnotation = "kwok.x-k8s.io/node"
+	// GPUResource is the extended resource the nodes offer, as the NVIDIA device plugin names it.
+	GPUResource = corev1.ResourceName("nvidia.com/gpu")
+	// RackLabel and BlockLabel place a node in the simulated network topology (for Kueue's
+	// topology-aware scheduling, pod affinities, ...): racks of NodesPerRack nodes, two racks a
+	// block, one zone per block.
+	RackLabel  = "topology.gantry.dev/rack"
+	BlockLabel = "topology.gantry.dev/block"
+	// GPUProductLabel is what GPU feature discovery labels nodes with.
+	GPUProductLabel = "nvidia.com/gpu.product"
+	// SimulatedGPU is the product the nodes claim to carry.
+	SimulatedGPU = "NVIDIA-H100-80GB-HBM3"
+)
+
+// NodeName names the i-th simulated node.
+func NodeName(i int) string { return fmt.Sprintf("gpu-node-%d", i) }
+
+// bootstrap creates what every later component relies on, right after the apiserver is up.
+func (c *Cluster) bootstrap(ctx context.Context) error {
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	for _, ns := range []string{"kubeflow-system", "jobset-system"} {
+		if err := ensureNamespace(ctx, cl, ns); err != nil {
+			return err
+		}
+	}
+	if err := ensureStorageClass(ctx, cl); err != nil {
+		return err
+	}
+	for i := range c.Settings.Nodes.Count {
+		if err := c.ensureNode(ctx, cl, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureStorageClass makes the controller-manager's hostPath provisioner the default, so PVCs
+// without a class (JobSet's volumeClaimPolicies) are bound: each gets a fresh directory under
+// /tmp/hostpath_pv on this machine, removed when the claim is deleted.
+func ensureStorageClass(ctx context.Context, cl client.Client) error {
+	sc := &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        "standard",
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"},
+		},
+		Provisioner:       "kubernetes.io/host-path",
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
+	}
+	if err := cl.Create(ctx, sc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the default StorageClass: %w", err)
+	}
+	return nil
+}
+
+// ensureNode registers one simulated GPU node; kwok then keeps it Ready and runs its pods.
+func (c *Cluster) ensureNode(ctx context.Context, cl client.Client, i int) error {
+	n := c.Settings.Nodes
+	name := NodeName(i)
+	rack := i / n.NodesPerRack
+	block := rack / 2
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse(n.CPU),
+		corev1.ResourceMemory:           resource.MustParse(n.Memory),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("2Ti"),
+	}
+	labels := map[string]string{
+		"type":                           "kwok",
+		corev1.LabelHostname:             name,
+		corev1.LabelOSStable:             "linux",
+		corev1.LabelArchStable:           "amd64",
+		corev1.LabelInstanceTypeStable:   "sim-gpu-node",
+		corev1.LabelTopologyRegion:       "local",
+		corev1.LabelTopologyZone:         fmt.Sprintf("local-%c", 'a'+block%26),
+		BlockLabel:                       fmt.Sprintf("block-%d", block),
+		RackLabel:                        fmt.Sprintf("rack-%d", rack),
+		"node-role.kubernetes.io/worker": "",
+		"nvidia.com/gpu.present":         "false",
+		"nvidia.com/gpu.count":           "0",
+		"sim.gantry.dev/node-index":      fmt.Sprint(i),
+	}
+	if n.GPUsPerNode > 0 {
+		capacity[GPUResource] = *resource.NewQuantity(int64(n.GPUsPerNode), resource.DecimalSI)
+		labels["nvidia.com/gpu.present"] = "true"
+		labels["nvidia.com/gpu.count"] = fmt.Sprint(n.GPUsPerNode)
+		labels[GPUProductLabel] = SimulatedGPU
+		labels["nvidia.com/gpu.memory"] = "81559"
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Labels:      labels,
+			Annotations: map[string]string{nodeAnnotation: "fake"},
+		},
+		// kwok hands out pod IPs from the node's range.
+		Spec:   corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i)}},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	if err := cl.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating node %s: %w", name, err)
+	}
+	return nil
+}
+
+// waitNodesReady waits until kwok reports every node Ready and the controller-manager has lifted
+// the not-ready taint, so the scheduler will place pods there.
+func (c *Cluster) waitNodesReady(ctx context.Context) error {
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, 90*time.Second, "nodes", func(ctx context.Context) error {
+		for i := range c.Settings.Nodes.Count {
+			node := &corev1.Node{}
+			if err := cl.Get(ctx, types.NamespacedName{Name: NodeName(i)}, node); err != nil {
+				return err
+			}
+			if !nodeReady(node) {
+				return fmt.Errorf("node %s is not Ready", node.Name)
+			}
+			for _, t := range node.Spec.Taints {
+				if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+					return fmt.Errorf("node %s still has taint %s", node.Name, t.Key)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitUsable is the last check of up: pods can be created (the default ServiceAccount exists),
+// and every webhook answers (dry-run creates go through each component's admission webhooks).
+func (c *Cluster) waitUsable(ctx context.Context) error {
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, time.Minute, "default ServiceAccount", func(ctx context.Context) error {
+		return cl.Get(ctx, types.NamespacedName{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+	}); err != nil {
+		return err
+	}
+	return waitFor(ctx, time.Minute, "admission webhooks", func(ctx context.Context) error {
+		return c.smokeWebhooks(ctx, cl)
+	})
+}
+
+// hostPathRoot is where the controller-manager's hostPath provisioner creates volumes.
+const hostPathRoot = "/tmp/hostpath_pv/"
+
+const hostPathVolumesFile = "hostpath-volumes.txt"
+
+// recordHostPathVolumes notes, before the cluster stops, the directories of its provisioned
+// volumes: they outlive the PersistentVolumes when etcd's data is wiped by the next up, which
+// then removes them.
+func (c *Cluster) recordHostPathVolumes() error {
+	if !c.record("kube-apiserver").alive() {
+		return nil
+	}
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pvs := &corev1.PersistentVolumeList{}
+	if err := cl.List(ctx, pvs); err != nil {
+		return err
+	}
+	var paths []string
+	for _, pv := range pvs.Items {
+		if hp := pv.Spec.HostPath; hp != nil && strings.HasPrefix(hp.Path, hostPathRoot) {
+			paths = append(paths, hp.Path)
+		}
+	}
+	return writeFileAtomic(c.path(hostPathVolumesFile), []byte(strings.Join(paths, "\n")), 0o644)
+}
+
+// removeHostPathVolumes deletes the volume directories recorded by the last down.
+func (c *Cluster) removeHostPathVolumes() {
+	data, err := os.ReadFile(c.path(hostPathVolumesFile))
+	if err != nil {
+		return
+	}
+	for _, p := range strings.Split(string(data), "\n") {
+		if clean := filepath.Clean(p); strings.HasPrefix(clean, hostPathRoot) {
+			_ = os.RemoveAll(clean)
+		}
+	}
+	_ = os.Remove(c.path(hostPathVolumesFile))
+}

@@ -1,0 +1,229 @@
+// Package localcluster runs a Kubernetes control plane on 127.0.0.1 as plain processes: etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok simulating GPU nodes, the JobSet
+// controller, the Gantry manager built from source and, optionally, Kueue. Everything it starts
+// is recorded under one state directory (kubeconfig, logs, PIDs, certificates, configuration),
+// so later runs report on, repair or stop exactly those processes.
+package localcluster
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Ports are the TCP ports the components listen on, all on 127.0.0.1.
+type Ports struct {
+	Etcd              int `json:"etcd"`
+	EtcdPeer          int `json:"etcdPeer"`
+	APIServer         int `json:"apiServer"`
+	ControllerManager int `json:"controllerManager"`
+	Scheduler         int `json:"scheduler"`
+	Kwok              int `json:"kwok"`
+	JobSetWebhook     int `json:"jobSetWebhook"`
+	JobSetHealth      int `json:"jobSetHealth"`
+	GantryWebhook     int `json:"gantryWebhook"`
+	GantryHealth      int `json:"gantryHealth"`
+	GantryMetrics     int `json:"gantryMetrics"`
+	GantryStatus      int `json:"gantryStatus"`
+	KueueWebhook      int `json:"kueueWebhook"`
+	KueueHealth       int `json:"kueueHealth"`
+}
+
+// DefaultPorts are the well-known ports of each component, moved where two components would
+// otherwise share one (JobSet, Gantry and Kueue all default to 9443 and 8081).
+func DefaultPorts() Ports {
+	return Ports{
+		Etcd: 2379, EtcdPeer: 2380, APIServer: 6443, ControllerManager: 10257, Scheduler: 10259, Kwok: 10247,
+		JobSetWebhook: 9444, JobSetHealth: 8082,
+		GantryWebhook: 9443, GantryHealth: 8081, GantryMetrics: 8443, GantryStatus: 10443,
+		KueueWebhook: 9445, KueueHealth: 8083,
+	}
+}
+
+// Offset returns the ports shifted by n, so a second cluster (the e2e suite's) can run beside a
+// developer's.
+func (p Ports) Offset(n int) Ports {
+	for _, f := range p.fields() {
+		*f.port += n
+	}
+	return p
+}
+
+type portField struct {
+	name string
+	port *int
+}
+
+func (p *Ports) fields() []portField {
+	return []portField{
+		{"etcd", &p.Etcd}, {"etcd-peer", &p.EtcdPeer}, {"apiserver", &p.APIServer},
+		{"controller-manager", &p.ControllerManager}, {"scheduler", &p.Scheduler}, {"kwok", &p.Kwok},
+		{"jobset-webhook", &p.JobSetWebhook}, {"jobset-health", &p.JobSetHealth},
+		{"gantry-webhook", &p.GantryWebhook}, {"gantry-health", &p.GantryHealth},
+		{"gantry-metrics", &p.GantryMetrics}, {"gantry-status", &p.GantryStatus},
+		{"kueue-webhook", &p.KueueWebhook}, {"kueue-health", &p.KueueHealth},
+	}
+}
+
+// Nodes shape the simulated GPU nodes.
+type Nodes struct {
+	Count       int    `json:"count"`
+	GPUsPerNode int    `json:"gpusPerNode"`
+	CPU         string `json:"cpu"`
+	Memory      string `json:"memory"`
+	// NodesPerRack groups nodes into racks (topology labels); two racks make a block.
+	NodesPerRack int `json:"nodesPerRack"`
+}
+
+// Settings are what a cluster was brought up with; they are saved in the state directory so
+// status and down use the ports of the cluster that runs, whatever flags they get.
+type Settings struct {
+	Ports Ports `json:"ports"`
+	Nodes Nodes `json:"nodes"`
+	// PodDuration is how long a simulated pod runs before it succeeds, unless annotated.
+	PodDuration Duration `json:"podDuration"`
+	// Kueue also runs the Kueue controller.
+	Kueue bool `json:"kueue"`
+}
+
+// Duration is a time.Duration that reads and writes as "5s".
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a string duration.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	d.Duration = v
+	return err
+}
+
+// DefaultSettings are four nodes of eight GPUs and pods that run five seconds.
+func DefaultSettings() Settings {
+	return Settings{
+		Ports:       DefaultPorts(),
+		Nodes:       Nodes{Count: 4, GPUsPerNode: 8, CPU: "96", Memory: "1Ti", NodesPerRack: 2},
+		PodDuration: Duration{5 * time.Second},
+	}
+}
+
+// Validate checks settings before anything starts.
+func (s Settings) Validate() error {
+	var errs []error
+	seen := map[int]string{}
+	p := s.Ports
+	for _, f := range p.fields() {
+		if *f.port < 1 || *f.port > 65535 {
+			errs = append(errs, fmt.Errorf("port %s: %d is not between 1 and 65535", f.name, *f.port))
+		}
+		if other, dup := seen[*f.port]; dup {
+			errs = append(errs, fmt.Errorf("ports %s and %s are both %d", other, f.name, *f.port))
+		}
+		seen[*f.port] = f.name
+	}
+	if s.Nodes.Count < 1 {
+		errs = append(errs, fmt.Errorf("nodes: %d, want at least 1", s.Nodes.Count))
+	}
+	if s.Nodes.GPUsPerNode < 0 {
+		errs = append(errs, fmt.Errorf("gpus per node: %d, want 0 or more", s.Nodes.GPUsPerNode))
+	}
+	if s.Nodes.NodesPerRack < 1 {
+		errs = append(errs, fmt.Errorf("nodes per rack: %d, want at least 1", s.Nodes.NodesPerRack))
+	}
+	if s.PodDuration.Duration < 0 {
+		errs = append(errs, fmt.Errorf("pod duration: %s, want 0 or more", s.PodDuration))
+	}
+	return errors.Join(errs...)
+}
+
+// Cluster is a local cluster rooted at a state directory.
+type Cluster struct {
+	// Root is the Gantry checkout: the manager is built from it, manifests are read from it.
+	Root string
+	// StateDir holds everything the cluster writes.
+	StateDir string
+	// BinDir holds the toolchain's binaries (hack/toolchain.sh links them into <root>/bin).
+	BinDir string
+	// KeepData keeps etcd's data when the cluster starts from nothing.
+	KeepData bool
+	// Out receives one line per step.
+	Out io.Writer
+
+	Settings Settings
+
+	clusterState
+}
+
+// DefaultStateDir is where a checkout's cluster keeps its state.
+func DefaultStateDir(root string) string { return filepath.Join(root, ".state", "local-cluster") }
+
+func (c *Cluster) path(elem ...string) string {
+	return filepath.Join(append([]string{c.StateDir}, elem...)...)
+}
+
+// Kubeconfig is the administrator kubeconfig of the cluster.
+func (c *Cluster) Kubeconfig() string { return c.path("kubeconfig") }
+
+func (c *Cluster) logf(format string, args ...any) {
+	if c.Out != nil {
+		_, _ = fmt.Fprintf(c.Out, format+"\n", args...)
+	}
+}
+
+const settingsFile = "cluster.json"
+
+// LoadSettings reads the settings the cluster in the state directory was brought up with.
+func (c *Cluster) LoadSettings() (Settings, bool, error) {
+	data, err := os.ReadFile(c.path(settingsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return Settings{}, false, nil
+	}
+	if err != nil {
+		return Settings{}, false, err
+	}
+	var s Settings
+	if err := json.Unmarshal(data, &s); err != nil {
+		return Settings{}, false, fmt.Errorf("%s: %w", c.path(settingsFile), err)
+	}
+	return s, true, nil
+}
+
+func (c *Cluster) saveSettings() error {
+	data, err := json.MarshalIndent(c.Settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(c.path(settingsFile), append(data, '\n'), 0o644)
+}
+
+// Versions reads hack/versions.env (NAME=value lines).
+func Versions(root string) (map[string]string, error) {
+	f, err := os.Open(filepath.Join(root, "hack", "versions.env"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			out[k] = v
+		}
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,196 @@
+package localcluster
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The certificates seeded into a rotator's Secret must be ones cert-controller keeps: its CA
+// check (the CA verifies for its CAName) and its serving check (the certificate verifies for the
+// Service DNS name, well beyond the 90-day lookahead), while the apiserver reaches 127.0.0.1.
+func TestSeededCertificatesSatisfyTheRotator(t *testing.T) {
+	cases := []struct{ caName, dnsName string }{
+		{"kubeflow-trainer-ca", gantryWebhookDNS},
+		{"kueue-ca", kueueWebhookDNS},
+	}
+	for _, tc := range cases {
+		t.Run(tc.caName, func(t *testing.T) {
+			dir := t.TempDir()
+			ca, err := ensureCA(dir, certSpec{File: "ca", CommonName: tc.caName})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, err := ensureServing(dir, ca, serving("srv", tc.dnsName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lookahead := ca.cert.NotBefore.Add(renewBefore)
+			if ok, err := rotator.ValidCert(ca.CertPEM, ca.CertPEM, ca.KeyPEM, tc.caName, nil, lookahead); !ok {
+				t.Errorf("rotator rejects the CA: %v", err)
+			}
+			if ok, err := rotator.ValidCert(ca.CertPEM, srv.CertPEM, srv.KeyPEM, tc.dnsName, nil, lookahead); !ok {
+				t.Errorf("rotator rejects the serving certificate: %v", err)
+			}
+			roots := x509.NewCertPool()
+			roots.AddCert(ca.cert)
+			for _, host := range []string{"127.0.0.1", "localhost"} {
+				if _, err := srv.cert.Verify(x509.VerifyOptions{DNSName: host, Roots: roots}); err != nil {
+					t.Errorf("serving certificate does not verify for %s: %v", host, err)
+				}
+			}
+		})
+	}
+}
+
+func TestCertificatesAreKeptUntilTheyNoLongerFit(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := ensureCA(dir, certSpec{File: "ca", CommonName: "test-ca"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ensureServing(dir, ca, serving("srv", "a.example.svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ensureServing(dir, ca, serving("srv", "a.example.svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again.CertPEM) != string(srv.CertPEM) {
+		t.Error("a valid certificate was issued again")
+	}
+	renamed, err := ensureServing(dir, ca, serving("srv", "b.example.svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(renamed.CertPEM) == string(srv.CertPEM) {
+		t.Error("a certificate missing a name was kept")
+	}
+	otherCA, err := ensureCA(t.TempDir(), certSpec{File: "ca", CommonName: "other-ca"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reissued, err := ensureServing(dir, otherCA, serving("srv", "b.example.svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(reissued.CertPEM) == string(renamed.CertPEM) {
+		t.Error("a certificate of another CA was kept")
+	}
+}
+
+func TestWebhookConfigurationsCallTheLoopbackURL(t *testing.T) {
+	in := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1",
+		"kind":       "MutatingWebhookConfiguration",
+		"metadata":   map[string]any{"name": "mutating-webhook-configuration"},
+		"webhooks": []any{map[string]any{
+			"name":           "mpod.kb.io",
+			"clientConfig":   map[string]any{"service": map[string]any{"name": "webhook-service", "namespace": "system", "path": "/mutate--v1-pod"}},
+			"objectSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}},
+			"failurePolicy":  "Fail",
+		}},
+	}}
+	svc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "webhook-service"}}}
+	out, err := webhookConfigurations([]*unstructured.Unstructured{svc, in}, 9445, []byte("CA"),
+		map[string]string{"mutating-webhook-configuration": "kueue-mutating-webhook-configuration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{map[string]any{
+		"name":           "mpod.kb.io",
+		"clientConfig":   map[string]any{"url": "https://127.0.0.1:9445/mutate--v1-pod", "caBundle": base64.StdEncoding.EncodeToString([]byte("CA"))},
+		"objectSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}},
+		"failurePolicy":  "Fail",
+	}}
+	if len(out) != 1 || out[0].GetName() != "kueue-mutating-webhook-configuration" {
+		t.Fatalf("got %d configurations, first named %q", len(out), out[0].GetName())
+	}
+	if diff := cmp.Diff(want, out[0].Object["webhooks"]); diff != "" {
+		t.Errorf("webhooks (-want,+got):\n%s", diff)
+	}
+	if _, err := webhookConfigurations([]*unstructured.Unstructured{svc}, 1, nil, nil); err == nil {
+		t.Error("no error without any webhook configuration")
+	}
+}
+
+func TestSettingsValidate(t *testing.T) {
+	dup := DefaultSettings()
+	dup.Ports.KueueWebhook = dup.Ports.GantryWebhook
+	zero := DefaultSettings()
+	zero.Nodes.Count = 0
+	cases := map[string]struct {
+		s    Settings
+		want string
+	}{
+		"defaults":       {DefaultSettings(), ""},
+		"offset":         {Settings{Ports: DefaultPorts().Offset(20000), Nodes: DefaultSettings().Nodes}, ""},
+		"duplicate port": {dup, "ports gantry-webhook and kueue-webhook are both 9443"},
+		"no nodes":       {zero, "nodes: 0, want at least 1"},
+		"port too large": {Settings{Ports: DefaultPorts().Offset(60000), Nodes: DefaultSettings().Nodes}, "is not between 1 and 65535"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := tc.s.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("Validate() = %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPIDRecordsIdentifyTheProcess(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	_, ticks, err := procStat(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		rec  *pidRecord
+		want bool
+	}{
+		"this process":   {&pidRecord{PID: os.Getpid(), Exe: exe, StartTicks: ticks}, true},
+		"other binary":   {&pidRecord{PID: os.Getpid(), Exe: "/usr/bin/etcd", StartTicks: ticks}, false},
+		"reused PID":     {&pidRecord{PID: os.Getpid(), Exe: exe, StartTicks: ticks + 1}, false},
+		"no such PID":    {&pidRecord{PID: 1 << 30, Exe: exe}, false},
+		"nothing stored": {nil, false},
+	}
+	for name, tc := range cases {
+		if got := tc.rec.alive(); got != tc.want {
+			t.Errorf("%s: alive() = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+func TestPortFree(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if portFree(port) {
+		t.Errorf("port %d is listened on, but reported free", port)
+	}
+	_ = l.Close()
+	if !portFree(port) {
+		t.Errorf("port %s is closed, but reported in use", strconv.Itoa(port))
+	}
+}
