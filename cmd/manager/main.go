@@ -35,21 +35,36 @@ func main() {
 	}
 }
 
-func run() error {
-	var configFile, featureGates string
-	flag.StringVar(&configFile, "config", "", "path to a config.trainer.kubeflow.org/v1alpha1 Configuration file; defaults apply without one")
-	flag.StringVar(&featureGates, "feature-gates", "", "comma-separated Name=true|false pairs; override the file's featureGates")
+// flags are the command line; everything else comes from the Configuration file.
+type flags struct {
+	configFile, featureGates string
+	// certDir is where the webhook server reads its certificate (and rotation writes it).
+	certDir string
+	// pprofAddr serves net/http/pprof when set, for profiling; off by default.
+	pprofAddr string
+}
+
+func parseFlags() flags {
+	var f flags
+	flag.StringVar(&f.configFile, "config", "", "path to a config.trainer.kubeflow.org/v1alpha1 Configuration file; defaults apply without one")
+	flag.StringVar(&f.featureGates, "feature-gates", "", "comma-separated Name=true|false pairs; override the file's featureGates")
+	flag.StringVar(&f.certDir, "webhook-cert-dir", config.CertDir, "directory of the webhook serving certificate (tls.crt, tls.key)")
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address to serve net/http/pprof on, e.g. 127.0.0.1:8082; empty (the default) disables it")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	log := ctrl.Log.WithName("setup")
+	return f
+}
 
-	cfg, err := config.Load(configFile)
+func run() error {
+	f := parseFlags()
+	log := ctrl.Log.WithName("setup")
+	cfg, err := config.Load(f.configFile)
 	if err != nil {
 		return err
 	}
-	if err := config.ApplyFeatureGates(cfg.FeatureGates, featureGates); err != nil {
+	if err := config.ApplyFeatureGates(cfg.FeatureGates, f.featureGates); err != nil {
 		return err
 	}
 	s, err := scheme.New()
@@ -61,12 +76,14 @@ func run() error {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	opts := config.Options(cfg, s)
+	opts.WebhookServer = config.WebhookServer(cfg, f.certDir)
+	opts.PprofBindAddress = f.pprofAddr
 	mgr, err := ctrl.NewManager(config.RESTConfig(cfg, restConfig), opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 
-	certsReady, err := setupCertificates(mgr, cfg, s)
+	certsReady, err := setupCertificates(mgr, cfg, s, f.certDir)
 	if err != nil {
 		return err
 	}
@@ -102,7 +119,7 @@ func run() error {
 // setupCertificates adds in-process certificate rotation when certManagement is enabled. The
 // returned channel closes once the serving certificate is on disk (at once when certificates are
 // provided externally).
-func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme) (chan struct{}, error) {
+func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (chan struct{}, error) {
 	certsReady := make(chan struct{})
 	if !*cfg.CertManagement.Enable {
 		close(certsReady)
@@ -120,7 +137,7 @@ func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 		Namespace:   namespace,
 		ServiceName: cfg.CertManagement.WebhookServiceName,
 		SecretName:  cfg.CertManagement.WebhookSecretName,
-		CertDir:     config.CertDir,
+		CertDir:     certDir,
 	}, certsReady)
 	if err != nil {
 		return nil, fmt.Errorf("setting up certificate rotation: %w", err)
@@ -128,7 +145,7 @@ func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 	err = mgr.Add(&cert.DiskSync{
 		Reader: direct,
 		Secret: types.NamespacedName{Namespace: namespace, Name: cfg.CertManagement.WebhookSecretName},
-		Dir:    config.CertDir,
+		Dir:    certDir,
 		Period: 2 * time.Second,
 	})
 	return certsReady, err

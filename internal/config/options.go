@@ -56,15 +56,20 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme) ctrl.Options 
 		RenewDeadline:                 ptr.To(le.RenewDeadline.Duration),
 		RetryPeriod:                   ptr.To(le.RetryPeriod.Duration),
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Port:    int(*cfg.Webhook.Port),
-			Host:    *cfg.Webhook.Host,
-			CertDir: CertDir,
-			TLSOpts: tlsOpts,
-		}),
-		Controller: ctrlconfig.Controller{GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency)},
-		Cache:      CacheOptions(),
+		WebhookServer:                 WebhookServer(cfg, CertDir),
+		Controller:                    ctrlconfig.Controller{GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency)},
+		Cache:                         CacheOptions(),
 	}
+}
+
+// WebhookServer serves the admission webhooks with the certificate in certDir.
+func WebhookServer(cfg *configapi.Configuration, certDir string) webhook.Server {
+	return webhook.NewServer(webhook.Options{
+		Port:    int(*cfg.Webhook.Port),
+		Host:    *cfg.Webhook.Host,
+		CertDir: certDir,
+		TLSOpts: []func(*tls.Config){TLSConfig(cfg.TLS)},
+	})
 }
 
 // CacheOptions restrict the ConfigMap and Secret informers to the objects Gantry created, which
