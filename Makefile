@@ -63,7 +63,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-unit test-integration ## Run every test: unit, then envtest integration (builds the toolchain if missing).
+test: envtest-assets kustomize test-unit test-integration bench-smoke ## Run every test: unit, then envtest integration (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -80,6 +80,23 @@ verify: generate manifests vet ## Regenerate everything, then fail if the tree c
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		git status --short; git --no-pager diff --stat; \
 		echo "The tree changed: run 'make generate manifests', 'go mod tidy' and commit the result."; exit 1; fi
+
+##@ Benchmarks
+
+BENCH_N ?= 1000
+BENCH_PARALLEL ?= 10
+BENCH_UNRELATED ?= 20000
+BENCH_OUT ?= _output/bench
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: envtest-assets kustomize ## Benchmark Gantry against direct JobSet creation (BENCH_N, BENCH_PARALLEL, BENCH_UNRELATED, BENCH_FLAGS); writes $(BENCH_OUT).
+	go run ./test/perf -n $(BENCH_N) -parallel $(BENCH_PARALLEL) -unrelated $(BENCH_UNRELATED) -out $(BENCH_OUT) $(BENCH_FLAGS)
+
+.PHONY: bench-smoke
+bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings.
+	go test $(GO_TEST_FLAGS) ./test/perf
+	go run ./test/perf -n 50 -parallel 5 -unrelated 500 -out _output/bench-smoke
 
 ##@ Toolchain
 

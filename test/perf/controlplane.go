@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -192,6 +194,27 @@ func (cp *controlPlane) processCPU() float64 {
 		}
 	}
 	return total
+}
+
+// cpuProfile records a CPU profile of kube-apiserver (its /debug/pprof, open to administrators)
+// for d into path, in the background.
+func (cp *controlPlane) cpuProfile(ctx context.Context, d time.Duration, path string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		cs, err := kubernetes.NewForConfig(cp.config)
+		if err != nil {
+			done <- err
+			return
+		}
+		data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
+		if err != nil {
+			done <- fmt.Errorf("profiling kube-apiserver: %w", err)
+			return
+		}
+		done <- os.WriteFile(path, data, 0o644)
+	}()
+	return done
 }
 
 func (cp *controlPlane) stop() error {

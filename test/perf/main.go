@@ -36,6 +36,7 @@ type options struct {
 	out                string
 	manager            string
 	timeout            time.Duration
+	concurrency        int
 	pprof              bool
 	pprofDuration      time.Duration
 	only               []string
@@ -56,6 +57,7 @@ func parseOptions() *options {
 	flag.StringVar(&o.out, "out", "_output/bench", "output directory")
 	flag.StringVar(&o.manager, "manager", "", "manager binary; built from ./cmd/manager into <out>/bin when empty")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit of every wait")
+	flag.IntVar(&o.concurrency, "concurrency", 0, "TrainJob controller concurrency (controller.groupKindConcurrency); 0 keeps the manager's default")
 	flag.BoolVar(&o.pprof, "pprof", false, "profile the manager (CPU during creation, heap after) into the scenario directories")
 	flag.DurationVar(&o.pprofDuration, "pprof-duration", 20*time.Second, "length of the CPU profile")
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names to run (default: all)")

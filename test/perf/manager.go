@@ -42,11 +42,19 @@ type managerProcess struct {
 	waitErr error
 }
 
+// managerSettings are what a scenario varies in the manager's Configuration.
+type managerSettings struct {
+	limits limits
+	// concurrency of the TrainJob controller; 0 keeps the manager's default.
+	concurrency int
+	pprof       bool
+}
+
 // managerConfig is the Configuration the benchmark runs the manager with: the defaults, except
 // loopback addresses on free ports, plain-HTTP metrics the harness scrapes, certificates
-// provided by envtest, and the client rate limits under test.
-func managerConfig(webhookPort int, health, metricsAddr string, statusPort int, l limits) string {
-	return fmt.Sprintf(`apiVersion: config.trainer.kubeflow.org/v1alpha1
+// provided by envtest, and the settings under test.
+func managerConfig(webhookPort int, health, metricsAddr string, statusPort int, s managerSettings) string {
+	cfg := fmt.Sprintf(`apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 webhook: {port: %d, host: 127.0.0.1}
 metrics: {bindAddress: %q, secureServing: false}
@@ -55,11 +63,15 @@ leaderElection: {leaderElect: true, resourceNamespace: %s}
 certManagement: {enable: false}
 statusServer: {port: %d}
 clientConnection: {qps: %s, burst: %d}
-`, webhookPort, metricsAddr, health, operatorNamespace, statusPort, strconv.FormatFloat(float64(l.QPS), 'f', -1, 32), l.Burst)
+`, webhookPort, metricsAddr, health, operatorNamespace, statusPort, strconv.FormatFloat(float64(s.limits.QPS), 'f', -1, 32), s.limits.Burst)
+	if s.concurrency > 0 {
+		cfg += fmt.Sprintf("controller: {groupKindConcurrency: {TrainJob.trainer.kubeflow.org: %d}}\n", s.concurrency)
+	}
+	return cfg
 }
 
 // startManager runs the binary against the control plane; its log goes to dir/<name>.log.
-func startManager(binary, dir, name string, cp *controlPlane, l limits, pprof bool) (*managerProcess, error) {
+func startManager(binary, dir, name string, cp *controlPlane, s managerSettings) (*managerProcess, error) {
 	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
@@ -71,11 +83,11 @@ func startManager(binary, dir, name string, cp *controlPlane, l limits, pprof bo
 		exited:  make(chan struct{}),
 	}
 	config := filepath.Join(dir, name+"-config.yaml")
-	if err := os.WriteFile(config, []byte(managerConfig(webhookPort, p.health, p.metrics, ports[2], l)), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(managerConfig(webhookPort, p.health, p.metrics, ports[2], s)), 0o600); err != nil {
 		return nil, err
 	}
 	args := []string{"--config", config, "--webhook-cert-dir", certDir}
-	if pprof {
+	if s.pprof {
 		p.pprof = fmt.Sprintf("127.0.0.1:%d", ports[3])
 		args = append(args, "--pprof-bind-address", p.pprof)
 	}

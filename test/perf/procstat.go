@@ -20,8 +20,11 @@ type procStat struct {
 	CPUSeconds float64
 	// PeakRSSBytes is VmHWM of /proc/<pid>/status, the peak resident set size.
 	PeakRSSBytes int64
-	// RSSBytes is VmRSS, the current resident set size.
-	RSSBytes int64
+	// RSSBytes is VmRSS, the current resident set size; RSSAnonBytes and RSSFileBytes split it
+	// into memory the process allocated and mapped files (its binary's pages).
+	RSSBytes     int64
+	RSSAnonBytes int64
+	RSSFileBytes int64
 	// PPID and Comm identify the process.
 	PPID int
 	Comm string
@@ -41,7 +44,8 @@ func readProcStat(pid int) (procStat, error) {
 	if err != nil {
 		return procStat{}, err
 	}
-	s.PeakRSSBytes, s.RSSBytes = parseStatus(status)
+	m := parseStatus(status)
+	s.PeakRSSBytes, s.RSSBytes, s.RSSAnonBytes, s.RSSFileBytes = m["VmHWM"], m["VmRSS"], m["RssAnon"], m["RssFile"]
 	return s, nil
 }
 
@@ -76,29 +80,26 @@ func parseStat(data []byte) (procStat, error) {
 	}, nil
 }
 
-// parseStatus reads VmHWM and VmRSS (in kB) as bytes.
-func parseStatus(data []byte) (peak, current int64) {
+// parseStatus reads the kB fields of /proc/<pid>/status (VmHWM, VmRSS, RssAnon, ...) as bytes.
+func parseStatus(data []byte) map[string]int64 {
+	out := map[string]int64{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmHWM" && key != "VmRSS") {
+		if !ok {
 			continue
 		}
 		f := strings.Fields(value)
-		if len(f) == 0 {
+		if len(f) != 2 || f[1] != "kB" {
 			continue
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
 			continue
 		}
-		if key == "VmHWM" {
-			peak = kb * 1024
-		} else {
-			current = kb * 1024
-		}
+		out[key] = kb * 1024
 	}
-	return peak, current
+	return out
 }
 
 // childPIDs lists the direct children of ppid whose command name is one of names.

@@ -130,6 +130,12 @@ type ManagerUsage struct {
 	Phases       string  `json:"phases"`
 	PeakRSSBytes int64   `json:"peakRSSBytes"`
 	CPUSeconds   float64 `json:"cpuSeconds"`
+	// RSSAnonBytes and RSSFileBytes split the RSS at the end into allocated memory and mapped
+	// files (the binary's pages).
+	RSSAnonBytes int64 `json:"rssAnonBytes"`
+	RSSFileBytes int64 `json:"rssFileBytes"`
+	// GoMemStats are the Go runtime's memory gauges at the end (go_memstats_*_bytes).
+	GoMemStats map[string]float64 `json:"goMemStats,omitempty"`
 }
 
 // Target is one goal of the issue and whether this run met it.

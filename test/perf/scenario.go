@@ -56,6 +56,11 @@ func runBaseline(ctx context.Context, o *options, sc scenario, jobsets []*unstru
 	}
 	sent := make([]time.Time, o.n)
 	cpu := cp.processCPU()
+	apiProfile := filepath.Join(cp.dir, "creation.kube-apiserver.cpu.pprof")
+	var profiled <-chan error
+	if o.pprof {
+		profiled = cp.cpuProfile(ctx, o.pprofDuration, apiProfile)
+	}
 	start := time.Now()
 	res.Retries, err = forEach(ctx, o.n, o.parallel, func(ctx context.Context, i int) error {
 		sent[i] = time.Now()
@@ -75,6 +80,13 @@ func runBaseline(ctx context.Context, o *options, sc scenario, jobsets []*unstru
 		latencies = append(latencies, millis(seen[trainJobName(i)].Sub(sent[i])))
 	}
 	fillCreate(&res.Create, seen, latencies, start)
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			fmt.Fprintf(os.Stderr, "kube-apiserver CPU profile: %v\n", err)
+		} else {
+			res.Profiles = append(res.Profiles, apiProfile)
+		}
+	}
 	res.LoadAverage[1] = loadAverage()
 	return res, nil
 }
@@ -180,7 +192,7 @@ func (r *gantryRun) createUnrelated(ctx context.Context) error {
 // startManager starts a manager process and waits until it serves and has built a warm-up
 // TrainJob in its own namespace, so the measurement starts with a manager that is fully up.
 func (r *gantryRun) startManager(ctx context.Context, name string) (*managerProcess, error) {
-	m, err := startManager(r.o.manager, r.dir, name, r.cp, r.sc.limits, r.o.pprof)
+	m, err := startManager(r.o.manager, r.dir, name, r.cp, managerSettings{limits: r.sc.limits, concurrency: r.o.concurrency, pprof: r.o.pprof})
 	if err != nil {
 		return nil, err
 	}
@@ -251,16 +263,30 @@ func (r *gantryRun) creation(ctx context.Context) error {
 	}
 	r.res.Create.ManagerCPUSeconds = stat1.CPUSeconds - stat0.CPUSeconds
 	r.fillLatencies(start)
-	if r.res.Happy, err = r.writePhase(ctx, m, before, start, r.o.n+1); err != nil {
+	if r.res.Happy, err = r.writePhase(ctx, m, before, start, r.o.n); err != nil {
 		return err
 	}
 	r.finishProfile(ctx, m, profile, "creation")
-	usage, err := m.stop()
 	stopped = true
+	return r.stopManager(ctx, m, "manager-1", "start, warm-up, creation of N TrainJobs")
+}
+
+// stopManager records the manager's memory and CPU and stops it.
+func (r *gantryRun) stopManager(ctx context.Context, m *managerProcess, name, phases string) error {
+	stats := map[string]float64{}
+	if s, err := m.scrape(ctx); err == nil {
+		for _, g := range []string{"heap_alloc", "heap_inuse", "heap_sys", "stack_inuse", "sys", "next_gc"} {
+			stats[g] = s.sum("go_memstats_"+g+"_bytes", nil)
+		}
+	}
+	usage, err := m.stop()
 	if err != nil {
 		return err
 	}
-	r.res.Managers = append(r.res.Managers, ManagerUsage{Name: "manager-1", Phases: "start, warm-up, creation of N TrainJobs", PeakRSSBytes: usage.PeakRSSBytes, CPUSeconds: usage.CPUSeconds})
+	r.res.Managers = append(r.res.Managers, ManagerUsage{
+		Name: name, Phases: phases, PeakRSSBytes: usage.PeakRSSBytes, CPUSeconds: usage.CPUSeconds,
+		RSSAnonBytes: usage.RSSAnonBytes, RSSFileBytes: usage.RSSFileBytes, GoMemStats: stats,
+	})
 	return nil
 }
 
@@ -356,13 +382,8 @@ func (r *gantryRun) restartAndComplete(ctx context.Context) error {
 	if err := r.statusPath(ctx, m); err != nil {
 		return err
 	}
-	usage, err := m.stop()
 	stopped = true
-	if err != nil {
-		return err
-	}
-	r.res.Managers = append(r.res.Managers, ManagerUsage{Name: "manager-2", Phases: "restart with N TrainJobs, no-op resync, status path", PeakRSSBytes: usage.PeakRSSBytes, CPUSeconds: usage.CPUSeconds})
-	return nil
+	return r.stopManager(ctx, m, "manager-2", "restart with N TrainJobs, no-op resync, status path")
 }
 
 // statusPath marks every JobSet Completed, as the JobSet controller does when every Job
@@ -434,27 +455,45 @@ func completeJobSet(js *jobsetv1alpha2.JobSet, now time.Time) {
 	}
 }
 
-// profile starts a CPU profile of the creation phase when pprof is on.
-func (r *gantryRun) profile(ctx context.Context, m *managerProcess, phase string) <-chan error {
+// profiles are the CPU profiles of one phase, manager and kube-apiserver, in flight.
+type profiles struct {
+	manager, apiserver         <-chan error
+	managerPath, apiserverPath string
+}
+
+// profile starts CPU profiles of the manager and kube-apiserver when pprof is on.
+func (r *gantryRun) profile(ctx context.Context, m *managerProcess, phase string) *profiles {
 	if !r.o.pprof {
 		return nil
 	}
-	return m.cpuProfile(ctx, r.o.pprofDuration, filepath.Join(r.dir, phase+".cpu.pprof"))
+	p := &profiles{
+		managerPath:   filepath.Join(r.dir, phase+".manager.cpu.pprof"),
+		apiserverPath: filepath.Join(r.dir, phase+".kube-apiserver.cpu.pprof"),
+	}
+	p.manager = m.cpuProfile(ctx, r.o.pprofDuration, p.managerPath)
+	p.apiserver = r.cp.cpuProfile(ctx, r.o.pprofDuration, p.apiserverPath)
+	return p
 }
 
-func (r *gantryRun) finishProfile(ctx context.Context, m *managerProcess, cpu <-chan error, phase string) {
-	if cpu == nil {
+// finishProfile saves the manager's heap profile and waits for the CPU profiles.
+func (r *gantryRun) finishProfile(ctx context.Context, m *managerProcess, p *profiles, phase string) {
+	if p == nil {
 		return
 	}
-	heap := filepath.Join(r.dir, phase+".heap.pprof")
+	heap := filepath.Join(r.dir, phase+".manager.heap.pprof")
 	if err := m.heapProfile(ctx, heap); err != nil {
 		fmt.Fprintf(os.Stderr, "heap profile: %v\n", err)
 	} else {
 		r.res.Profiles = append(r.res.Profiles, heap)
 	}
-	if err := <-cpu; err != nil {
-		fmt.Fprintf(os.Stderr, "CPU profile: %v\n", err)
-		return
+	for _, c := range []struct {
+		done <-chan error
+		path string
+	}{{p.manager, p.managerPath}, {p.apiserver, p.apiserverPath}} {
+		if err := <-c.done; err != nil {
+			fmt.Fprintf(os.Stderr, "CPU profile: %v\n", err)
+			continue
+		}
+		r.res.Profiles = append(r.res.Profiles, c.path)
 	}
-	r.res.Profiles = append(r.res.Profiles, filepath.Join(r.dir, phase+".cpu.pprof"))
 }

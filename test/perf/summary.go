@@ -214,13 +214,16 @@ func statusTable(b *strings.Builder, r *Report) {
 }
 
 func resourcesTable(b *strings.Builder, r *Report) {
-	b.WriteString("## Manager memory and CPU\n\n| Scenario | Unrelated objects | Process | Lived through | Peak RSS | CPU |\n|---|---|---|---|---|---|\n")
+	b.WriteString("## Manager memory and CPU\n\n")
+	b.WriteString("| Scenario | Unrelated objects | Process | Lived through | Peak RSS | CPU | RSS at the end: anonymous / files | Go heap in use / from the OS |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Scenarios {
 		for _, m := range s.Managers {
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %.1f MiB | %.1f s |\n", s.Name, s.Unrelated, m.Name, m.Phases, float64(m.PeakRSSBytes)/mib, m.CPUSeconds)
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %.1f MiB | %.1f s | %.1f / %.1f MiB | %.1f / %.1f MiB |\n", s.Name, s.Unrelated, m.Name, m.Phases,
+				float64(m.PeakRSSBytes)/mib, m.CPUSeconds, float64(m.RSSAnonBytes)/mib, float64(m.RSSFileBytes)/mib,
+				m.GoMemStats["heap_inuse"]/mib, m.GoMemStats["heap_sys"]/mib)
 		}
 	}
-	b.WriteString("\n")
+	b.WriteString("\nPeak RSS counts the binary's mapped pages (the \"files\" part) as well as allocated memory.\n\n")
 }
 
 func yesNo(ok bool) string {

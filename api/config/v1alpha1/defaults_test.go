@@ -31,7 +31,7 @@ func defaulted() Configuration {
 			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
 			RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
 		},
-		Controller: &ControllerConfigurationSpec{},
+		Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{"TrainJob.trainer.kubeflow.org": 10}},
 		CertManagement: &CertManagement{
 			Enable:             ptr.To(true),
 			WebhookServiceName: "kubeflow-trainer-controller-manager",
@@ -69,6 +69,16 @@ func TestSetDefaults(t *testing.T) {
 				c.CertManagement.WebhookSecretName = "my-cert"
 				c.ClientConnection.QPS = ptr.To[float32](-1)
 				c.FeatureGates = map[string]bool{"TrainJobStatus": false}
+				return c
+			}(),
+		},
+		"a configured TrainJob concurrency is kept, other kinds keep controller-runtime's default": {
+			cfg: Configuration{Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{
+				"TrainJob.trainer.kubeflow.org": 2, "TrainingRuntime.trainer.kubeflow.org": 3,
+			}}},
+			want: func() Configuration {
+				c := defaulted()
+				c.Controller.GroupKindConcurrency = map[string]int32{"TrainJob.trainer.kubeflow.org": 2, "TrainingRuntime.trainer.kubeflow.org": 3}
 				return c
 			}(),
 		},
