@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"time"
 )
@@ -21,6 +22,7 @@ type auditEvent struct {
 	ObjectRef *struct {
 		Resource    string `json:"resource"`
 		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
 		APIGroup    string `json:"apiGroup"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
@@ -36,6 +38,9 @@ type WriteRow struct {
 	Verb string `json:"verb"`
 	// Resource is resource[.group][/subresource], e.g. trainjobs.trainer.kubeflow.org/status.
 	Resource string `json:"resource"`
+	// Object tells the objects of one resource apart by name, with the TrainJob's name written
+	// <trainjob>: <trainjob>-runtime-snapshot and <trainjob>-tls-config are both ConfigMaps.
+	Object string `json:"object,omitempty"`
 	// PerTrainJob is true for writes in the benchmark's namespace, which the per-TrainJob
 	// figure counts; the others are the manager's own bookkeeping (leader election lease).
 	PerTrainJob bool  `json:"perTrainJob"`
@@ -57,8 +62,8 @@ func auditWrites(path string, from, to time.Time) ([]WriteRow, error) {
 
 func countWrites(r io.Reader, from, to time.Time) ([]WriteRow, error) {
 	type key struct {
-		verb, resource string
-		perTrainJob    bool
+		verb, resource, object string
+		perTrainJob            bool
 	}
 	rows := map[key]*WriteRow{}
 	sc := bufio.NewScanner(r)
@@ -73,9 +78,12 @@ func countWrites(r io.Reader, from, to time.Time) ([]WriteRow, error) {
 			continue
 		}
 		k := key{verb: e.Verb, resource: resourceName(e), perTrainJob: e.ObjectRef.Namespace == benchNamespace}
+		if k.perTrainJob {
+			k.object = objectRole(e.ObjectRef.Name)
+		}
 		row, ok := rows[k]
 		if !ok {
-			row = &WriteRow{Verb: k.verb, Resource: k.resource, PerTrainJob: k.perTrainJob}
+			row = &WriteRow{Verb: k.verb, Resource: k.resource, Object: k.object, PerTrainJob: k.perTrainJob}
 			rows[k] = row
 		}
 		row.Count++
@@ -100,7 +108,7 @@ func countWrites(r io.Reader, from, to time.Time) ([]WriteRow, error) {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Verb, b.Verb))
+		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Verb, b.Verb))
 	})
 	return out, nil
 }
@@ -114,6 +122,18 @@ func resourceName(e auditEvent) string {
 		name += "/" + e.ObjectRef.Subresource
 	}
 	return name
+}
+
+// trainJobNamePrefix matches the names trainJobName gives.
+var trainJobNamePrefix = regexp.MustCompile(`^tj-[0-9]{5}`)
+
+// objectRole writes a TrainJob's name in an object name as <trainjob>; a name the apiserver did
+// not record (a create that failed early) is "?".
+func objectRole(name string) string {
+	if name == "" {
+		return "?"
+	}
+	return trainJobNamePrefix.ReplaceAllString(name, "<trainjob>")
 }
 
 // perTrainJob sums the rows the per-TrainJob figure counts.

@@ -84,6 +84,7 @@ func (o *options) scenarios() []scenario {
 		{name: "baseline-default-limits", kind: kindBaseline, limits: o.defaults},
 		{name: "gantry-default-limits", kind: kindGantry, limits: o.defaults},
 		{name: "baseline-no-limits", kind: kindBaseline, limits: unlimited},
+		{name: "baseline-no-limits-apply", kind: kindBaseline, limits: unlimited, apply: true},
 		{name: "gantry-no-limits", kind: kindGantry, limits: unlimited},
 		{name: "gantry-no-limits-unrelated", kind: kindGantry, limits: unlimited, unrelated: true},
 	}

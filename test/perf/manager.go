@@ -113,7 +113,7 @@ func (p *managerProcess) waitReady(ctx context.Context, timeout time.Duration) e
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		select {
 		case <-p.exited:
-			return false, fmt.Errorf("the manager exited: %v (log: %s)", p.waitErr, p.log.Name())
+			return false, fmt.Errorf("the manager exited: %w (log: %s)", p.waitErr, p.log.Name())
 		default:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.health+"/readyz", nil)

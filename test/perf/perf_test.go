@@ -65,19 +65,20 @@ func TestCountWrites(t *testing.T) {
 		}
 		return tm
 	}
-	event := func(user, verb, ns, group, resource, sub, ts string, code int) string {
+	event := func(user, verb, ns, group, resource, name, sub, ts string, code int) string {
 		return `{"kind":"Event","stage":"ResponseComplete","verb":"` + verb + `","user":{"username":"` + user + `"},` +
-			`"objectRef":{"resource":"` + resource + `","namespace":"` + ns + `","apiGroup":"` + group + `","subresource":"` + sub + `"},` +
+			`"objectRef":{"resource":"` + resource + `","namespace":"` + ns + `","name":"` + name + `","apiGroup":"` + group + `","subresource":"` + sub + `"},` +
 			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"stageTimestamp":"` + ts + `"}`
 	}
 	log := strings.Join([]string{
-		event(managerUser, "create", benchNamespace, "", "configmaps", "", "2026-01-01T00:00:01.000001Z", 201),
-		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "", "2026-01-01T00:00:01.5Z", 201),
-		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "", "2026-01-01T00:00:02Z", 200),
-		event(managerUser, "create", benchNamespace, "", "configmaps", "", "2026-01-01T00:00:02.1Z", 409),
-		event(managerUser, "update", operatorNamespace, "coordination.k8s.io", "leases", "", "2026-01-01T00:00:02.2Z", 200),
-		event(managerUser, "patch", benchNamespace, "trainer.kubeflow.org", "trainjobs", "status", "2026-01-01T00:00:09Z", 200),
-		event("someone-else", "create", benchNamespace, "", "configmaps", "", "2026-01-01T00:00:02Z", 201),
+		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00001-runtime-snapshot", "", "2026-01-01T00:00:01.000001Z", 201),
+		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00001-tls-config", "", "2026-01-01T00:00:01.1Z", 201),
+		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "tj-00001", "", "2026-01-01T00:00:01.5Z", 201),
+		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "tj-00002", "", "2026-01-01T00:00:02Z", 200),
+		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00002-runtime-snapshot", "", "2026-01-01T00:00:02.1Z", 409),
+		event(managerUser, "update", operatorNamespace, "coordination.k8s.io", "leases", "trainer.kubeflow.org", "", "2026-01-01T00:00:02.2Z", 200),
+		event(managerUser, "patch", benchNamespace, "trainer.kubeflow.org", "trainjobs", "tj-00001", "status", "2026-01-01T00:00:09Z", 200),
+		event("someone-else", "create", benchNamespace, "", "configmaps", "x", "", "2026-01-01T00:00:02Z", 201),
 		`{"kind":"Event","stage":"ResponseComplete","verb":"create","user":{"username":"` + managerUser + `"},"stageTimestamp":"2026-01-01T00:00:02Z"}`,
 	}, "\n")
 	got, err := countWrites(strings.NewReader(log), at("2026-01-01T00:00:01Z"), at("2026-01-01T00:00:05Z"))
@@ -85,14 +86,15 @@ func TestCountWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []WriteRow{
-		{Verb: "create", Resource: "configmaps", PerTrainJob: true, Count: 2, Failed: 1, Codes: []int{409}},
-		{Verb: "patch", Resource: "jobsets.jobset.x-k8s.io", PerTrainJob: true, Count: 2},
+		{Verb: "create", Resource: "configmaps", Object: "<trainjob>-runtime-snapshot", PerTrainJob: true, Count: 2, Failed: 1, Codes: []int{409}},
+		{Verb: "create", Resource: "configmaps", Object: "<trainjob>-tls-config", PerTrainJob: true, Count: 1},
+		{Verb: "patch", Resource: "jobsets.jobset.x-k8s.io", Object: "<trainjob>", PerTrainJob: true, Count: 2},
 		{Verb: "update", Resource: "leases.coordination.k8s.io", Count: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("countWrites (-want,+got):\n%s", diff)
 	}
-	if diff := cmp.Diff(4, perTrainJob(got)); diff != "" {
+	if diff := cmp.Diff(5, perTrainJob(got)); diff != "" {
 		t.Errorf("perTrainJob (-want,+got):\n%s", diff)
 	}
 }
@@ -138,7 +140,8 @@ func TestTargetsAndSummary(t *testing.T) {
 	r := &Report{
 		Parameters: Parameters{TrainJobs: 1000, Limits: []limits{{Label: "default", QPS: 50, Burst: 100}, unlimited}},
 		Scenarios: []*ScenarioResult{
-			{Name: "baseline-no-limits", Kind: kindBaseline, Limits: unlimited, Create: CreatePhase{WallSeconds: 4}},
+			{Name: "baseline-no-limits", Kind: kindBaseline, Method: methodCreate, Limits: unlimited, Create: CreatePhase{WallSeconds: 4}},
+			{Name: "baseline-no-limits-apply", Kind: kindBaseline, Method: methodApply, Limits: unlimited, Create: CreatePhase{WallSeconds: 4.5}},
 			{Name: "gantry-no-limits", Kind: kindGantry, Limits: unlimited, Create: CreatePhase{WallSeconds: 5},
 				Happy: writes(2), Resync: writes(0), StatusPath: &StatusPhase{Writes: writes(1)},
 				Managers: []ManagerUsage{{Name: "manager-1", PeakRSSBytes: 90 * mib}}},

@@ -50,8 +50,11 @@ type limits struct {
 
 // ScenarioResult is one control plane's worth of measurements: a baseline or a Gantry run.
 type ScenarioResult struct {
-	Name      string `json:"name"`
-	Kind      string `json:"kind"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Method is how a baseline writes its JobSets: create (the reference of the ratio) or
+	// server-side apply (what the controller sends).
+	Method    string `json:"method,omitempty"`
 	Limits    limits `json:"limits"`
 	Unrelated int    `json:"unrelatedObjects"`
 	// UnrelatedSeconds is how long creating the unrelated objects took (before the manager).

@@ -26,13 +26,29 @@ type scenario struct {
 	kind      string
 	limits    limits
 	unrelated bool
+	// apply makes the baseline write with server-side apply, as the controller does, instead of
+	// a create.
+	apply bool
 }
 
 // trainJobController is the TrainJob controller's name in controller-runtime's metrics.
 const trainJobController = "trainjob_controller"
 
+// Write methods of a baseline.
+const (
+	methodCreate = "create"
+	methodApply  = "server-side apply"
+)
+
 func newResult(sc scenario) *ScenarioResult {
-	return &ScenarioResult{Name: sc.name, Kind: sc.kind, Limits: sc.limits, LoadAverage: [2]float64{loadAverage(), 0}}
+	res := &ScenarioResult{Name: sc.name, Kind: sc.kind, Limits: sc.limits, LoadAverage: [2]float64{loadAverage(), 0}}
+	if sc.kind == kindBaseline {
+		res.Method = methodCreate
+		if sc.apply {
+			res.Method = methodApply
+		}
+	}
+	return res
 }
 
 // runBaseline creates the JobSets Gantry would create, directly, with the same parallelism and
@@ -64,6 +80,9 @@ func runBaseline(ctx context.Context, o *options, sc scenario, jobsets []*unstru
 	start := time.Now()
 	res.Retries, err = forEach(ctx, o.n, o.parallel, func(ctx context.Context, i int) error {
 		sent[i] = time.Now()
+		if sc.apply {
+			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(jobsets[i].DeepCopy()), client.FieldOwner("trainer"), client.ForceOwnership)
+		}
 		return createIgnoringExists(ctx, c, jobsets[i].DeepCopy())
 	})
 	if err != nil {

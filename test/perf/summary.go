@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func (r *Report) scenario(name string) *ScenarioResult {
 // baselineFor is the baseline run with the same client limits as s.
 func (r *Report) baselineFor(s *ScenarioResult) *ScenarioResult {
 	for _, b := range r.Scenarios {
-		if b.Kind == kindBaseline && b.Limits == s.Limits {
+		if b.Kind == kindBaseline && b.Method == methodCreate && b.Limits == s.Limits {
 			return b
 		}
 	}
@@ -133,10 +134,10 @@ func creationTable(b *strings.Builder, r *Report) {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Scenarios {
 		ratio, mgrCPU := "–", "–"
+		if base := r.baselineFor(s); base != nil && base != s && base.Create.WallSeconds > 0 {
+			ratio = fmt.Sprintf("%.2fx", s.Create.WallSeconds/base.Create.WallSeconds)
+		}
 		if s.Kind == kindGantry {
-			if base := r.baselineFor(s); base != nil && base.Create.WallSeconds > 0 {
-				ratio = fmt.Sprintf("%.2fx", s.Create.WallSeconds/base.Create.WallSeconds)
-			}
 			mgrCPU = fmt.Sprintf("%.1f s", s.Create.ManagerCPUSeconds)
 		}
 		l := s.Create.Latency
@@ -144,17 +145,18 @@ func creationTable(b *strings.Builder, r *Report) {
 			s.Name, describeLimits(s.Limits), s.Create.WallSeconds, ratio, l.P50, l.P95, l.P99, l.Max,
 			s.Create.SubmitSeconds, mgrCPU, s.ControlPlaneCPUSeconds, s.LoadAverage[0], s.LoadAverage[1])
 	}
-	b.WriteString("\nLatency: Gantry rows from the TrainJob appearing to its JobSet appearing; baseline rows from the create request to the JobSet appearing.\n\n")
+	b.WriteString("\nLatency: Gantry rows from the TrainJob appearing to its JobSet appearing; baseline rows from the request to the JobSet appearing. ")
+	b.WriteString("Baselines create their JobSets, except -apply ones, which send the server-side apply the controller sends (context; the ratio is to the create baseline).\n\n")
 }
 
 func writesTable(b *strings.Builder, r *Report) {
 	b.WriteString("## API writes by the manager\n\n")
 	b.WriteString("From the apiserver's audit log (the manager's user only). Per TrainJob counts the benchmark namespace; other rows are the manager's own bookkeeping.\n\n")
-	b.WriteString("| Scenario | Phase | Reconciles | Verb | Resource | Count | Per TrainJob |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| Scenario | Phase | Reconciles | Verb | Resource | Object | Count | Per TrainJob |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Scenarios {
 		for _, ph := range phasesOf(s) {
 			if len(ph.w.Writes) == 0 {
-				fmt.Fprintf(b, "| %s | %s | %.0f | – | (none) | 0 | 0 |\n", s.Name, ph.name, ph.w.Reconciles)
+				fmt.Fprintf(b, "| %s | %s | %.0f | – | (none) | – | 0 | 0 |\n", s.Name, ph.name, ph.w.Reconciles)
 			}
 			for _, w := range ph.w.Writes {
 				per := "–"
@@ -165,7 +167,8 @@ func writesTable(b *strings.Builder, r *Report) {
 				if w.Failed > 0 {
 					failed = fmt.Sprintf(" (%d failed: %v)", w.Failed, w.Codes)
 				}
-				fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %d%s | %s |\n", s.Name, ph.name, ph.w.Reconciles, w.Verb, w.Resource, w.Count, failed, per)
+				fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %s | %d%s | %s |\n", s.Name, ph.name, ph.w.Reconciles, w.Verb, w.Resource,
+					cmp.Or(w.Object, "–"), w.Count, failed, per)
 			}
 		}
 	}
