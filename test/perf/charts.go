@@ -66,8 +66,9 @@ func lineChart(path, title, xLabel, yLabel string, logX bool, lines []series) er
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
+	// Top left is empty in both kinds of chart: lines start at the bottom left and rise.
 	p.Legend.Top = true
-	p.Legend.Left = !logX
+	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	if logX {
 		p.X.Scale = plot.LogScale{}
