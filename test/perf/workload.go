@@ -22,7 +22,6 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/render"
-	gruntime "github.com/gantry-ml/gantry/internal/runtime"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	"github.com/gantry-ml/gantry/test/util"
 )
@@ -69,11 +68,13 @@ func renderJobSets(n int, nodes int32) ([]*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	out := make([]*unstructured.Unstructured, 0, n)
+	base := in.TrainJob
 	for i := range n {
-		tj := in.TrainJob.DeepCopy()
+		tj := base.DeepCopy()
 		tj.Name = trainJobName(i)
 		tj.UID = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i))
-		objs, err := rt.NewObjects(context.Background(), tj, in.Runtime)
+		in.TrainJob = tj
+		objs, err := render.Objects(context.Background(), rt, in)
 		if err != nil {
 			return nil, fmt.Errorf("rendering %s: %w", tj.Name, err)
 		}
@@ -86,18 +87,12 @@ func renderJobSets(n int, nodes int32) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-func jobSetOf(objs []gruntime.Object) (*unstructured.Unstructured, error) {
+func jobSetOf(objs []*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	kind := jobsetv1alpha2.GroupVersion.WithKind("JobSet")
 	for _, o := range objs {
-		if _, ok := o.Object.(*jobsetv1alpha2.JobSet); !ok {
-			continue
+		if o.GroupVersionKind() == kind {
+			return o, nil
 		}
-		u, err := gruntime.ToUnstructured(o.Object)
-		if err != nil {
-			return nil, err
-		}
-		obj := &unstructured.Unstructured{Object: u}
-		obj.SetGroupVersionKind(jobsetv1alpha2.GroupVersion.WithKind("JobSet"))
-		return obj, nil
 	}
 	return nil, fmt.Errorf("the render has no JobSet")
 }
