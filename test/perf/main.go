@@ -37,6 +37,7 @@ type options struct {
 	manager            string
 	timeout            time.Duration
 	concurrency        int
+	clientsUnlimited   bool
 	pprof              bool
 	pprofDuration      time.Duration
 	only               []string
@@ -49,14 +50,15 @@ func parseOptions() *options {
 	flag.IntVar(&o.n, "n", 1000, "TrainJobs (and JobSets) per scenario")
 	flag.IntVar(&o.nodes, "nodes", 4, "nodes per TrainJob")
 	flag.IntVar(&o.parallel, "parallel", 10, "parallel clients creating TrainJobs (and, in the baseline, JobSets)")
-	flag.Float64Var(&qps, "qps", float64(configapi.DefaultClientConnectionQPS), "client QPS of the default-limits scenarios (manager and harness clients)")
-	flag.IntVar(&o.defaults.Burst, "burst", int(configapi.DefaultClientConnectionBurst), "client burst of the default-limits scenarios")
+	flag.Float64Var(&qps, "qps", float64(configapi.DefaultClientConnectionQPS), "client QPS of the default-limits scenarios (manager and harness clients); Kubeflow Trainer's default is 50")
+	flag.IntVar(&o.defaults.Burst, "burst", int(configapi.DefaultClientConnectionBurst), "client burst of the default-limits scenarios; Kubeflow Trainer's default is 100")
 	flag.IntVar(&o.unrelated.Count, "unrelated", 20000, "unrelated ConfigMaps and Secrets created before the manager starts, in the unrelated scenario")
 	flag.Float64Var(&o.unrelated.LargeShare, "unrelated-large-share", 0.1, "share of the unrelated objects that are large")
 	flag.IntVar(&o.unrelated.LargeBytes, "unrelated-large-bytes", 100<<10, "data size of a large unrelated object")
 	flag.StringVar(&o.out, "out", "_output/bench", "output directory")
 	flag.StringVar(&o.manager, "manager", "", "manager binary; built from ./cmd/manager into <out>/bin when empty")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit of every wait")
+	flag.BoolVar(&o.clientsUnlimited, "clients-unlimited", false, "the harness's TrainJob clients have no rate limit in every scenario; only the manager's follow the scenario")
 	flag.IntVar(&o.concurrency, "concurrency", 0, "TrainJob controller concurrency (controller.groupKindConcurrency); 0 keeps the manager's default")
 	flag.BoolVar(&o.pprof, "pprof", false, "profile the manager (CPU during creation, heap after) into the scenario directories")
 	flag.DurationVar(&o.pprofDuration, "pprof-duration", 20*time.Second, "length of the CPU profile")
@@ -64,6 +66,9 @@ func parseOptions() *options {
 	flag.Parse()
 	o.defaults.QPS = float32(qps)
 	o.defaults.Label = "default"
+	if o.defaults.QPS != configapi.DefaultClientConnectionQPS || int32(o.defaults.Burst) != configapi.DefaultClientConnectionBurst {
+		o.defaults.Label = "custom"
+	}
 	if only != "" {
 		o.only = strings.Split(only, ",")
 	}
@@ -170,6 +175,7 @@ func newReport(o *options) *Report {
 	return &Report{
 		Parameters: Parameters{
 			TrainJobs: o.n, NodesPerTrainJob: o.nodes, Parallel: o.parallel, Limits: ls, Unrelated: o.unrelated,
+			ClientsUnlimited: o.clientsUnlimited,
 			Webhooks: "Gantry's mutating and validating webhooks are registered as installed (config/webhook), " +
 				"served by the manager with envtest's certificate (certManagement off)",
 			FeatureGates: "defaults",

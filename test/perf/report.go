@@ -18,10 +18,12 @@ type Report struct {
 
 // Parameters are the inputs of the run.
 type Parameters struct {
-	TrainJobs        int           `json:"trainJobs"`
-	NodesPerTrainJob int           `json:"nodesPerTrainJob"`
-	Parallel         int           `json:"parallelClients"`
-	Limits           []limits      `json:"limits"`
+	TrainJobs        int      `json:"trainJobs"`
+	NodesPerTrainJob int      `json:"nodesPerTrainJob"`
+	Parallel         int      `json:"parallelClients"`
+	Limits           []limits `json:"limits"`
+	// ClientsUnlimited: the harness's TrainJob clients had no rate limit, whatever the scenario.
+	ClientsUnlimited bool          `json:"clientsUnlimited,omitempty"`
 	Unrelated        unrelatedSpec `json:"unrelated"`
 	// Webhooks says how admission is set up: Gantry's webhooks are registered as installed.
 	Webhooks string `json:"webhooks"`

@@ -167,7 +167,11 @@ func runGantry(ctx context.Context, o *options, sc scenario) (*ScenarioResult, e
 			return nil, err
 		}
 	}
-	if r.clients, err = r.cp.newClient(sc.limits); err != nil {
+	users := sc.limits
+	if o.clientsUnlimited {
+		users = unlimited
+	}
+	if r.clients, err = r.cp.newClient(users); err != nil {
 		return nil, err
 	}
 	var cancel context.CancelFunc

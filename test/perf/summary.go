@@ -109,8 +109,12 @@ func markdownSummary(r *Report, charts []string) string {
 	fmt.Fprintf(&b, "%d TrainJobs of %d nodes, %d parallel clients; %d CPUs, %s, commit %s; load average %.2f at the start, %.2f at the end.\n\n",
 		p.TrainJobs, p.NodesPerTrainJob, p.Parallel, m.CPUs, m.GoVersion, m.Commit, m.LoadAverageStart, m.LoadAverageEnd)
 	fmt.Fprintf(&b, "- Webhooks: %s.\n- Feature gates: %s.\n- Times: %s.\n", p.Webhooks, p.FeatureGates, p.Timing)
-	fmt.Fprintf(&b, "- Client limits: \"default\" is the manager's default (QPS %g, burst %d) for the manager and the harness's clients alike; \"off\" is no client-side limit for both.\n\n",
-		p.Limits[0].QPS, p.Limits[0].Burst)
+	who := "for the manager and the harness's clients alike"
+	if p.ClientsUnlimited {
+		who = "for the manager and the baselines; the harness's TrainJob clients had none"
+	}
+	fmt.Fprintf(&b, "- Client limits: the -default-limits scenarios use QPS %g, burst %d (%s: %s) %s; \"off\" is no client-side limit.\n\n",
+		p.Limits[0].QPS, p.Limits[0].Burst, p.Limits[0].Label, "the manager's default unless -qps or -burst changed it", who)
 	creationTable(&b, r)
 	writesTable(&b, r)
 	statusTable(&b, r)

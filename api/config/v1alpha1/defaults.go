@@ -9,8 +9,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Defaults of the Configuration. The names and values match Kubeflow Trainer's, so an existing
-// trainer configuration means the same thing to Gantry.
+// Defaults of the Configuration. The names match Kubeflow Trainer's, so an existing trainer
+// configuration means the same thing to Gantry; the values do too, except the client rate limits
+// and the TrainJob concurrency, which `make bench` showed to hold Gantry back (README,
+// Performance).
 const (
 	DefaultWebhookPort                 int32   = 9443
 	DefaultMetricsBindAddress                  = ":8443"
@@ -19,8 +21,8 @@ const (
 	DefaultLivenessEndpointName                = "healthz"
 	DefaultWebhookServiceName                  = "kubeflow-trainer-controller-manager"
 	DefaultWebhookSecretName                   = "kubeflow-trainer-webhook-cert"
-	DefaultClientConnectionQPS         float32 = 50
-	DefaultClientConnectionBurst       int32   = 100
+	DefaultClientConnectionQPS         float32 = 500
+	DefaultClientConnectionBurst       int32   = 1000
 	DefaultStatusServerPort            int32   = 10443
 	DefaultStatusServerQPS             float32 = 5
 	DefaultStatusServerBurst           int32   = 10
