@@ -95,8 +95,8 @@ bench: envtest-assets kustomize ## Benchmark Gantry against direct JobSet creati
 
 .PHONY: bench-smoke
 bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings.
-	go test $(GO_TEST_FLAGS) ./test/perf
 	go run ./test/perf -n 50 -parallel 5 -unrelated 500 -out _output/bench-smoke
+	go test $(GO_TEST_FLAGS) ./test/perf
 
 ##@ Toolchain
 
