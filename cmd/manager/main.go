@@ -35,36 +35,23 @@ func main() {
 	}
 }
 
-// flags are the command line; everything else comes from the Configuration file.
-type flags struct {
-	configFile, featureGates string
-	// certDir is where the webhook server reads its certificate (and rotation writes it).
-	certDir string
-	// pprofAddr serves net/http/pprof when set, for profiling; off by default.
-	pprofAddr string
-}
-
-func parseFlags() flags {
-	var f flags
-	flag.StringVar(&f.configFile, "config", "", "path to a config.trainer.kubeflow.org/v1alpha1 Configuration file; defaults apply without one")
-	flag.StringVar(&f.featureGates, "feature-gates", "", "comma-separated Name=true|false pairs; override the file's featureGates")
-	flag.StringVar(&f.certDir, "webhook-cert-dir", config.CertDir, "directory of the webhook serving certificate (tls.crt, tls.key)")
-	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address to serve net/http/pprof on, e.g. 127.0.0.1:8082; empty (the default) disables it")
+func run() error {
+	var configFile, featureGates, certDir, pprofAddr string
+	flag.StringVar(&configFile, "config", "", "path to a config.trainer.kubeflow.org/v1alpha1 Configuration file; defaults apply without one")
+	flag.StringVar(&certDir, "webhook-cert-dir", config.CertDir, "directory of the webhook serving certificate (tls.crt, tls.key); in-process rotation writes it there")
+	flag.StringVar(&featureGates, "feature-gates", "", "comma-separated Name=true|false pairs; override the file's featureGates")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "address to serve net/http/pprof on, e.g. 127.0.0.1:8082, for profiling; empty (the default) disables it")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	return f
-}
-
-func run() error {
-	f := parseFlags()
 	log := ctrl.Log.WithName("setup")
-	cfg, err := config.Load(f.configFile)
+
+	cfg, err := config.Load(configFile)
 	if err != nil {
 		return err
 	}
-	if err := config.ApplyFeatureGates(cfg.FeatureGates, f.featureGates); err != nil {
+	if err := config.ApplyFeatureGates(cfg.FeatureGates, featureGates); err != nil {
 		return err
 	}
 	s, err := scheme.New()
@@ -75,15 +62,14 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	opts := config.Options(cfg, s)
-	opts.WebhookServer = config.WebhookServer(cfg, f.certDir)
-	opts.PprofBindAddress = f.pprofAddr
+	opts := config.Options(cfg, s, certDir)
+	opts.PprofBindAddress = pprofAddr
 	mgr, err := ctrl.NewManager(config.RESTConfig(cfg, restConfig), opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 
-	certsReady, err := setupCertificates(mgr, cfg, s, f.certDir)
+	certsReady, err := setupCertificates(mgr, cfg, s, certDir)
 	if err != nil {
 		return err
 	}

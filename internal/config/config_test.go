@@ -107,7 +107,7 @@ clientConnection: {qps: 200, burst: 400}
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options(cfg, nil)
+	o := Options(cfg, nil, "/certs")
 	got := map[string]any{
 		"metrics":       o.Metrics.BindAddress,
 		"secure":        o.Metrics.SecureServing,

@@ -22,7 +22,7 @@ import (
 )
 
 // CertDir is where the webhook server reads its certificate, and where in-process rotation
-// writes it.
+// writes it, unless the manager's --webhook-cert-dir says otherwise.
 const CertDir = "/tmp/k8s-webhook-server/serving-certs"
 
 // Leader election, and scrape authentication when metrics.auth.enabled is set.
@@ -30,8 +30,9 @@ const CertDir = "/tmp/k8s-webhook-server/serving-certs"
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// Options turns a defaulted, valid Configuration into manager options.
-func Options(cfg *configapi.Configuration, scheme *runtime.Scheme) ctrl.Options {
+// Options turns a defaulted, valid Configuration into manager options; the webhook server reads
+// its certificate from certDir.
+func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, certDir string) ctrl.Options {
 	tlsOpts := []func(*tls.Config){TLSConfig(cfg.TLS)}
 	metrics := metricsserver.Options{
 		BindAddress:   cfg.Metrics.BindAddress,
@@ -56,20 +57,15 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme) ctrl.Options 
 		RenewDeadline:                 ptr.To(le.RenewDeadline.Duration),
 		RetryPeriod:                   ptr.To(le.RetryPeriod.Duration),
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer:                 WebhookServer(cfg, CertDir),
-		Controller:                    ctrlconfig.Controller{GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency)},
-		Cache:                         CacheOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port:    int(*cfg.Webhook.Port),
+			Host:    *cfg.Webhook.Host,
+			CertDir: certDir,
+			TLSOpts: tlsOpts,
+		}),
+		Controller: ctrlconfig.Controller{GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency)},
+		Cache:      CacheOptions(),
 	}
-}
-
-// WebhookServer serves the admission webhooks with the certificate in certDir.
-func WebhookServer(cfg *configapi.Configuration, certDir string) webhook.Server {
-	return webhook.NewServer(webhook.Options{
-		Port:    int(*cfg.Webhook.Port),
-		Host:    *cfg.Webhook.Host,
-		CertDir: certDir,
-		TLSOpts: []func(*tls.Config){TLSConfig(cfg.TLS)},
-	})
 }
 
 // CacheOptions restrict the ConfigMap and Secret informers to the objects Gantry created, which
