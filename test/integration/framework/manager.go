@@ -17,15 +17,21 @@ import (
 // Manager is an in-process manager of a test, started by StartManager.
 type Manager struct {
 	manager.Manager
-	cancel context.CancelFunc
-	done   sync.WaitGroup
-	err    error
-	writes atomic.Int64
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+	err     error
+	applies atomic.Int64
+	creates atomic.Int64
 }
 
-// Writes is how many creates and server-side applies the manager's client has sent.
+// Applies is how many server-side applies the manager's client has sent.
+func (m *Manager) Applies() int64 {
+	return m.applies.Load()
+}
+
+// Writes is how many server-side applies and creates the manager's client has sent.
 func (m *Manager) Writes() int64 {
-	return m.writes.Load()
+	return m.applies.Load() + m.creates.Load()
 }
 
 // StartManager starts a manager against the control plane with the production cache settings,
@@ -33,7 +39,7 @@ func (m *Manager) Writes() int64 {
 func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager) error) (*Manager, error) {
 	m := &Manager{}
 	opts := ctrl.Options{
-		NewClient:              newCountingClient(&m.writes),
+		NewClient:              newCountingClient(&m.applies, &m.creates),
 		Scheme:                 f.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
