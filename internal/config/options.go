@@ -71,7 +71,8 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, certDir strin
 // CacheOptions restrict the ConfigMap and Secret informers to the objects Gantry created, which
 // carry the TrainJob label: the manager's memory then does not grow with unrelated objects. Cached
 // objects drop their managedFields, which nothing reads and which are about as large as an
-// applied object itself (a JobSet's field set lists every field of its pod templates).
+// applied object itself (a JobSet's field set lists every field of its pod templates), and
+// running JobSets their Job templates (trim).
 func CacheOptions() cache.Options {
 	req, err := labels.NewRequirement(core.TrainJobNameLabel, selection.Exists, nil)
 	if err != nil {
@@ -83,7 +84,9 @@ func CacheOptions() cache.Options {
 			&corev1.ConfigMap{}: owned,
 			&corev1.Secret{}:    owned,
 		},
-		DefaultTransform: cache.TransformStripManagedFields(),
+		// A default, not a JobSet entry: an entry would need the JobSet CRD to create the
+		// manager, which then could not say that JobSet is missing.
+		DefaultTransform: trim,
 	}
 }
 
