@@ -37,11 +37,12 @@ const (
 const TrainJobGroupKind = "TrainJob.trainer.kubeflow.org"
 
 // DefaultTrainJobConcurrency is Gantry's own default (controller-runtime's is 1). A reconcile
-// mostly waits on the apiserver, and a new TrainJob costs it two writes, so the controller needs
-// about twice the workers of the clients submitting to keep pace: in `make bench` (10 clients,
-// 1,000 TrainJobs) the median wait for a JobSet was about 5 s with 1 worker, 1.5 s with 10,
-// 0.1 s with 20, and no better with 40 (README, Performance).
-const DefaultTrainJobConcurrency int32 = 20
+// mostly waits on the apiserver, and a new TrainJob costs it two or three writes, so the
+// controller needs two or three times the workers of the clients submitting to keep pace: in
+// `make bench` (10 clients, 1,000 TrainJobs, two writes each) the median wait for a JobSet was
+// about 5 s with 1 worker, 1.5 s with 10 and 0.1 s with 20 or 40; with three writes, 1.5 s with
+// 20 and 0.26 s with 40 (README, Performance).
+const DefaultTrainJobConcurrency int32 = 40
 
 // SetDefaults fills every unset field of cfg with its default.
 func SetDefaults(cfg *Configuration) {

@@ -31,7 +31,7 @@ func defaulted() Configuration {
 			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
 			RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
 		},
-		Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{"TrainJob.trainer.kubeflow.org": 20}},
+		Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{"TrainJob.trainer.kubeflow.org": 40}},
 		CertManagement: &CertManagement{
 			Enable:             ptr.To(true),
 			WebhookServiceName: "kubeflow-trainer-controller-manager",
