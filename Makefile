@@ -68,7 +68,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-integration test-e2e ## Run every test: chart, unit, envtest integration, then end-to-end on a local cluster (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-integration bench-smoke test-e2e ## Run every test: chart, unit, envtest integration, the benchmark smoke run, then end-to-end on a local cluster (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -160,6 +160,23 @@ test-e2e: local-cluster ## End-to-end suite on a fresh local cluster with Kueue;
 	else rc=$$up; $(LOCAL_CLUSTER) logs --state-dir $(E2E_CLUSTER_DIR) --tail 50; fi; \
 	$(LOCAL_CLUSTER) down --state-dir $(E2E_CLUSTER_DIR) || true; \
 	exit $$rc
+
+##@ Benchmarks
+
+BENCH_N ?= 1000
+BENCH_PARALLEL ?= 10
+BENCH_UNRELATED ?= 20000
+BENCH_OUT ?= _output/bench
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: envtest-assets kustomize ## Benchmark Gantry against direct JobSet creation (BENCH_N, BENCH_PARALLEL, BENCH_UNRELATED, BENCH_FLAGS); writes $(BENCH_OUT).
+	go run ./test/perf -n $(BENCH_N) -parallel $(BENCH_PARALLEL) -unrelated $(BENCH_UNRELATED) -out $(BENCH_OUT) $(BENCH_FLAGS)
+
+.PHONY: bench-smoke
+bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings.
+	go run ./test/perf -n 50 -parallel 5 -unrelated 500 -out _output/bench-smoke
+	go test $(GO_TEST_FLAGS) ./test/perf
 
 ##@ Toolchain
 

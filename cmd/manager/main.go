@@ -36,10 +36,11 @@ func main() {
 }
 
 func run() error {
-	var configFile, featureGates, certDir string
+	var configFile, featureGates, certDir, pprofAddr string
 	flag.StringVar(&configFile, "config", "", "path to a config.trainer.kubeflow.org/v1alpha1 Configuration file; defaults apply without one")
 	flag.StringVar(&certDir, "webhook-cert-dir", config.CertDir, "directory of the webhook serving certificate (tls.crt, tls.key); in-process rotation writes it there")
 	flag.StringVar(&featureGates, "feature-gates", "", "comma-separated Name=true|false pairs; override the file's featureGates")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "address to serve net/http/pprof on, e.g. 127.0.0.1:8082, for profiling; empty (the default) disables it")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -62,6 +63,7 @@ func run() error {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	opts := config.Options(cfg, s, certDir)
+	opts.PprofBindAddress = pprofAddr
 	mgr, err := ctrl.NewManager(config.RESTConfig(cfg, restConfig), opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

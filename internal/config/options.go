@@ -69,17 +69,25 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, certDir strin
 }
 
 // CacheOptions restrict the ConfigMap and Secret informers to the objects Gantry created, which
-// carry the TrainJob label: the manager's memory then does not grow with unrelated objects.
+// carry the TrainJob label: the manager's memory then does not grow with unrelated objects. Cached
+// objects drop their managedFields, which nothing reads and which are about as large as an
+// applied object itself (a JobSet's field set lists every field of its pod templates), and
+// running JobSets their Job templates (trim).
 func CacheOptions() cache.Options {
 	req, err := labels.NewRequirement(core.TrainJobNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err)
 	}
 	owned := cache.ByObject{Label: labels.NewSelector().Add(*req)}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}: owned,
-		&corev1.Secret{}:    owned,
-	}}
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: owned,
+			&corev1.Secret{}:    owned,
+		},
+		// A default, not a JobSet entry: an entry would need the JobSet CRD to create the
+		// manager, which then could not say that JobSet is missing.
+		DefaultTransform: trim,
+	}
 }
 
 // RESTConfig applies the client rate limits.

@@ -11,7 +11,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -36,9 +38,9 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&trainer.TrainJob{}, builder.WithPredicates(notOnlyTrainerStatus())).
 		Named("trainjob_controller").
-		Owns(&jobsetv1alpha2.JobSet{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&corev1.Secret{})
+		Owns(&jobsetv1alpha2.JobSet{}, notCreated).
+		Owns(&corev1.ConfigMap{}, notCreated).
+		Owns(&corev1.Secret{}, notCreated)
 	if r.ca != nil {
 		// A new CA must reach the <trainjob>-tls-config ConfigMap of every TrainJob still built.
 		b = b.WatchesRawSource(source.Kind(r.ca.Cache(), &corev1.Secret{},
@@ -66,10 +68,17 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			log.Info("PodGroup CRD not installed; its gang scheduling plugin cannot create PodGroups", "group", pg.gvk.Group)
 			continue
 		}
-		b = b.Owns(pg.obj)
+		b = b.Owns(pg.obj, notCreated)
 	}
 	return b.Complete(r)
 }
+
+// notCreated drops the creation events of owned objects. The controller creates them itself, in
+// a reconcile that goes on to compute the status, so reconciling again on their arrival finds
+// nothing to do; worse, it may run before the cache holds the object created right after (the
+// JobSet after the snapshot) and write that again. Updates and deletions still reconcile, and
+// after a restart every TrainJob is reconciled from its own creation event.
+var notCreated = builder.WithPredicates(predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }})
 
 func installed(mapper meta.RESTMapper, gk schema.GroupKind, version string) bool {
 	_, err := mapper.RESTMapping(gk, version)

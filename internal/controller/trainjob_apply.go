@@ -15,7 +15,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
-// FieldOwner is the server-side apply field manager of everything the controller writes.
+// FieldOwner is the field manager of everything the controller writes.
 const FieldOwner = "trainer"
 
 // applyObjects writes the objects a TrainJob needs, each as its mode says, and only when the
@@ -35,20 +35,45 @@ func (r *TrainJobReconciler) applyObjects(ctx context.Context, tj *trainer.Train
 				return err
 			}
 		}
-		u, err := runtime.ToUnstructured(o.Object)
-		if err != nil {
-			return fmt.Errorf("converting %s: %w", describe(o.Object), err)
-		}
-		if existing != nil && upToDate(u, existing) {
+		if o.Mode == runtime.ApplyIfAbsent {
+			// shouldWrite says yes only when the cache has no such object.
+			if err := r.create(ctx, o.Object); err != nil {
+				return err
+			}
 			continue
 		}
-		ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
-		if err := r.client.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s: %w", describe(o.Object), err)
+		if err := r.apply(ctx, o.Object, existing); err != nil {
+			return err
 		}
 		if _, isJobSet := o.Object.(*jobsetv1alpha2.JobSet); isJobSet && existing == nil {
 			metrics.JobSetCreationSeconds.Observe(r.clock.Since(tj.CreationTimestamp.Time).Seconds())
 		}
+	}
+	return nil
+}
+
+// apply server-side applies obj unless existing (nil when absent) already has every field.
+func (r *TrainJobReconciler) apply(ctx context.Context, obj, existing client.Object) error {
+	u, err := runtime.ToUnstructured(obj)
+	if err != nil {
+		return fmt.Errorf("converting %s: %w", describe(obj), err)
+	}
+	if existing != nil && upToDate(u, existing) {
+		return nil
+	}
+	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
+	if err := r.client.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying %s: %w", describe(obj), err)
+	}
+	return nil
+}
+
+// create writes an object that is never updated. A create, not an apply: it is cheaper for the
+// apiserver, and when the cache has not seen the object yet, it exists already and stays as it
+// is (an apply would overwrite the runtime snapshot or the SSH keys with new ones).
+func (r *TrainJobReconciler) create(ctx context.Context, obj client.Object) error {
+	if err := r.client.Create(ctx, obj, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s: %w", describe(obj), err)
 	}
 	return nil
 }

@@ -129,11 +129,13 @@ type CertManagement struct {
 
 // ClientConnection configures the manager's API client.
 type ClientConnection struct {
-	// qps is the sustained request rate allowed to the API server. Defaults to 50.
+	// qps is the sustained request rate allowed to the API server, per resource the client
+	// writes. Defaults to 500 (Kubeflow Trainer: 50, which throttles a burst of TrainJobs while
+	// the apiserver has room; its priority and fairness still applies).
 	// +optional
 	QPS *float32 `json:"qps,omitempty"`
 
-	// burst is the request burst allowed above qps. Defaults to 100.
+	// burst is the request burst allowed above qps. Defaults to 1000.
 	// +optional
 	Burst *int32 `json:"burst,omitempty"`
 }

@@ -31,13 +31,13 @@ func defaulted() Configuration {
 			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
 			RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
 		},
-		Controller: &ControllerConfigurationSpec{},
+		Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{"TrainJob.trainer.kubeflow.org": 40}},
 		CertManagement: &CertManagement{
 			Enable:             ptr.To(true),
 			WebhookServiceName: "kubeflow-trainer-controller-manager",
 			WebhookSecretName:  "kubeflow-trainer-webhook-cert",
 		},
-		ClientConnection: &ClientConnection{QPS: ptr.To[float32](50), Burst: ptr.To[int32](100)},
+		ClientConnection: &ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
 		StatusServer:     &StatusServer{Port: ptr.To[int32](10443), QPS: ptr.To[float32](5), Burst: ptr.To[int32](10)},
 	}
 }
@@ -69,6 +69,16 @@ func TestSetDefaults(t *testing.T) {
 				c.CertManagement.WebhookSecretName = "my-cert"
 				c.ClientConnection.QPS = ptr.To[float32](-1)
 				c.FeatureGates = map[string]bool{"TrainJobStatus": false}
+				return c
+			}(),
+		},
+		"a configured TrainJob concurrency is kept, other kinds keep controller-runtime's default": {
+			cfg: Configuration{Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{
+				"TrainJob.trainer.kubeflow.org": 2, "TrainingRuntime.trainer.kubeflow.org": 3,
+			}}},
+			want: func() Configuration {
+				c := defaulted()
+				c.Controller.GroupKindConcurrency = map[string]int32{"TrainJob.trainer.kubeflow.org": 2, "TrainingRuntime.trainer.kubeflow.org": 3}
 				return c
 			}(),
 		},

@@ -160,6 +160,19 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobSuspended)
 			g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(gomega.Equal([]string{"False", "Resumed", "TrainJob is resumed"}))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("suspending the running job again and dropping the patch, as a Kueue preemption does")
+		gomega.Eventually(func(g gomega.Gomega) {
+			cur := get(g, tj)
+			cur.Spec.Suspend = ptr.To(true)
+			cur.Spec.RuntimePatches = nil
+			g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := jobSetOf(g, tj)
+			g.Expect(js.Spec.Suspend).To(gomega.Equal(ptr.To(true)))
+			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.NodeSelector).To(gomega.BeEmpty())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 
 	ginkgo.It("keeps a running job on its snapshot when the runtime changes", func() {
@@ -264,7 +277,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		}
 		var before []string
 		gomega.Eventually(func(g gomega.Gomega) { before = versions(g) }, util.Timeout, util.Interval).Should(gomega.Succeed())
-		applies := mgr.Applies()
+		writes := mgr.Writes()
 		reconciles := reconcileCount()
 		for i := range 3 {
 			gomega.Eventually(func(g gomega.Gomega) {
@@ -277,7 +290,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		gomega.Eventually(reconcileCount, util.Timeout, util.Interval).Should(gomega.BeNumerically(">=", reconciles+3))
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(versions(g)).To(gomega.Equal(before))
-			g.Expect(mgr.Applies()).To(gomega.Equal(applies), "a reconcile with nothing to change sent an apply")
+			g.Expect(mgr.Writes()).To(gomega.Equal(writes), "a reconcile with nothing to change sent a create or an apply")
 		}, "2s", util.Interval).Should(gomega.Succeed())
 	})
 

@@ -71,7 +71,7 @@ func (f *Framework) Start(_ context.Context) error {
 		Scheme:                f.Scheme,
 	}
 	if f.Webhooks {
-		if f.env.WebhookInstallOptions, err = webhookInstallOptions(); err != nil {
+		if f.env.WebhookInstallOptions, err = WebhookInstallOptions(); err != nil {
 			return fmt.Errorf("reading the webhook manifests: %w", err)
 		}
 	}

@@ -21,6 +21,7 @@ type Manager struct {
 	done    sync.WaitGroup
 	err     error
 	applies atomic.Int64
+	creates atomic.Int64
 }
 
 // Applies is how many server-side applies the manager's client has sent.
@@ -28,12 +29,17 @@ func (m *Manager) Applies() int64 {
 	return m.applies.Load()
 }
 
+// Writes is how many server-side applies and creates the manager's client has sent.
+func (m *Manager) Writes() int64 {
+	return m.applies.Load() + m.creates.Load()
+}
+
 // StartManager starts a manager against the control plane with the production cache settings,
 // after setup registered what the test needs. Stop it with Stop.
 func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager) error) (*Manager, error) {
 	m := &Manager{}
 	opts := ctrl.Options{
-		NewClient:              newCountingClient(&m.applies),
+		NewClient:              newCountingClient(&m.applies, &m.creates),
 		Scheme:                 f.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

@@ -22,9 +22,9 @@ import (
 	"github.com/gantry-ml/gantry/test/util"
 )
 
-// webhookInstallOptions installs the webhook configurations exactly as config/webhook builds them
+// WebhookInstallOptions installs the webhook configurations exactly as config/webhook builds them
 // (names, object selectors); envtest points them at the test's webhook server.
-func webhookInstallOptions() (envtest.WebhookInstallOptions, error) {
+func WebhookInstallOptions() (envtest.WebhookInstallOptions, error) {
 	data, err := util.Kustomize("config/webhook")
 	if err != nil {
 		return envtest.WebhookInstallOptions{}, err

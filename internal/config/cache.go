@@ -1,0 +1,36 @@
+package config
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+var stripManagedFields = cache.TransformStripManagedFields()
+
+// trim is the cache transform of every kind: it drops managedFields, which nothing reads, and
+// the Job templates of running JobSets (trimRunningJobSet).
+func trim(in any) (any, error) {
+	if js, ok := in.(*jobsetv1alpha2.JobSet); ok {
+		return trimRunningJobSet(js)
+	}
+	return stripManagedFields(in)
+}
+
+// trimRunningJobSet drops a JobSet's managedFields, and its Job templates when it is not
+// suspended: the controller never writes a running JobSet,
+// so it reads only its metadata, spec.suspend and status, and the templates are most of a
+// JobSet's size. A suspended JobSet keeps them, since the controller compares them with what it
+// would apply (ApplyUnlessRunning); when one is suspended again, the write that suspends it finds
+// the templates missing and applies, as it must anyway.
+func trimRunningJobSet(js *jobsetv1alpha2.JobSet) (any, error) {
+	js.ManagedFields = nil
+	if ptr.Deref(js.Spec.Suspend, false) {
+		return js, nil
+	}
+	for i := range js.Spec.ReplicatedJobs {
+		js.Spec.ReplicatedJobs[i].Template = batchv1.JobTemplateSpec{}
+	}
+	return js, nil
+}

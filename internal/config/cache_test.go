@@ -1,0 +1,60 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+func TestTrim(t *testing.T) {
+	jobSet := func(suspend *bool, template batchv1.JobTemplateSpec, managed []metav1.ManagedFieldsEntry) *jobsetv1alpha2.JobSet {
+		return &jobsetv1alpha2.JobSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "job", Labels: map[string]string{"a": "b"}, ManagedFields: managed},
+			Spec: jobsetv1alpha2.JobSetSpec{
+				Suspend:        suspend,
+				ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{Name: "node", Replicas: 1, Template: template}},
+			},
+			Status: jobsetv1alpha2.JobSetStatus{ReplicatedJobsStatus: []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Active: 1}}},
+		}
+	}
+	template := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Template: corev1.PodTemplateSpec{
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "node", Image: "pytorch"}}},
+	}}}
+	managed := []metav1.ManagedFieldsEntry{{Manager: "trainer", Operation: metav1.ManagedFieldsOperationApply}}
+	cases := map[string]struct {
+		in, want any
+	}{
+		"running: templates and managedFields dropped, the rest kept": {
+			in:   jobSet(nil, template, managed),
+			want: jobSet(nil, batchv1.JobTemplateSpec{}, nil),
+		},
+		"resumed: as running": {
+			in:   jobSet(ptr.To(false), template, managed),
+			want: jobSet(ptr.To(false), batchv1.JobTemplateSpec{}, nil),
+		},
+		"suspended: templates kept for the up-to-date check": {
+			in:   jobSet(ptr.To(true), template, managed),
+			want: jobSet(ptr.To(true), template, nil),
+		},
+		"another kind: managedFields dropped": {
+			in:   &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ManagedFields: managed}},
+			want: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := trim(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("trim (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,224 @@
+// Command perf is Gantry's benchmark harness (`make bench`). On fresh envtest control planes it
+// creates N TrainJobs through the real manager binary and, as the physical limit, the same N
+// JobSets directly; it measures creation time and latency, the manager's API writes, memory and
+// CPU, and the status path, and writes bench.json, summary.md and PNG charts.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/test/util"
+)
+
+// unlimited stands for "no client-side rate limit": a token bucket this large never waits, and
+// the manager's Configuration accepts it (it refuses a negative qps).
+var unlimited = limits{Label: "off", QPS: 1e6, Burst: 1e6}
+
+type options struct {
+	n, nodes, parallel int
+	defaults           limits
+	unrelated          unrelatedSpec
+	out                string
+	manager            string
+	timeout            time.Duration
+	concurrency        int
+	clientsUnlimited   bool
+	pprof              bool
+	pprofDuration      time.Duration
+	only               []string
+}
+
+func parseOptions() *options {
+	o := &options{}
+	var qps float64
+	var only string
+	flag.IntVar(&o.n, "n", 1000, "TrainJobs (and JobSets) per scenario")
+	flag.IntVar(&o.nodes, "nodes", 4, "nodes per TrainJob")
+	flag.IntVar(&o.parallel, "parallel", 10, "parallel clients creating TrainJobs (and, in the baseline, JobSets)")
+	flag.Float64Var(&qps, "qps", float64(configapi.DefaultClientConnectionQPS), "client QPS of the default-limits scenarios (manager and harness clients); Kubeflow Trainer's default is 50")
+	flag.IntVar(&o.defaults.Burst, "burst", int(configapi.DefaultClientConnectionBurst), "client burst of the default-limits scenarios; Kubeflow Trainer's default is 100")
+	flag.IntVar(&o.unrelated.Count, "unrelated", 20000, "unrelated ConfigMaps and Secrets created before the manager starts, in the unrelated scenario")
+	flag.Float64Var(&o.unrelated.LargeShare, "unrelated-large-share", 0.1, "share of the unrelated objects that are large")
+	flag.IntVar(&o.unrelated.LargeBytes, "unrelated-large-bytes", 100<<10, "data size of a large unrelated object")
+	flag.StringVar(&o.out, "out", "_output/bench", "output directory")
+	flag.StringVar(&o.manager, "manager", "", "manager binary; built from ./cmd/manager into <out>/bin when empty")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit of every wait")
+	flag.BoolVar(&o.clientsUnlimited, "clients-unlimited", false, "the harness's TrainJob clients have no rate limit in every scenario; only the manager's follow the scenario")
+	flag.IntVar(&o.concurrency, "concurrency", 0, "TrainJob controller concurrency (controller.groupKindConcurrency); 0 keeps the manager's default")
+	flag.BoolVar(&o.pprof, "pprof", false, "profile the manager (CPU during creation, heap after) into the scenario directories")
+	flag.DurationVar(&o.pprofDuration, "pprof-duration", 20*time.Second, "length of the CPU profile")
+	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names to run (default: all)")
+	flag.Parse()
+	o.defaults.QPS = float32(qps)
+	o.defaults.Label = "default"
+	if o.defaults.QPS != configapi.DefaultClientConnectionQPS || int32(o.defaults.Burst) != configapi.DefaultClientConnectionBurst {
+		o.defaults.Label = "custom"
+	}
+	if only != "" {
+		o.only = strings.Split(only, ",")
+	}
+	return o
+}
+
+func main() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	o := parseOptions()
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func (o *options) scenarios() []scenario {
+	all := []scenario{
+		{name: "baseline-default-limits", kind: kindBaseline, limits: o.defaults},
+		{name: "gantry-default-limits", kind: kindGantry, limits: o.defaults},
+		{name: "baseline-no-limits", kind: kindBaseline, limits: unlimited},
+		{name: "baseline-no-limits-apply", kind: kindBaseline, limits: unlimited, apply: true},
+		{name: "gantry-no-limits", kind: kindGantry, limits: unlimited},
+		{name: "gantry-no-limits-unrelated", kind: kindGantry, limits: unlimited, unrelated: true},
+	}
+	if len(o.only) == 0 {
+		return all
+	}
+	var out []scenario
+	for _, sc := range all {
+		if slices.Contains(o.only, sc.name) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, o *options) error {
+	scenarios := o.scenarios()
+	if len(scenarios) == 0 {
+		return fmt.Errorf("no scenario matches -scenarios %s", strings.Join(o.only, ","))
+	}
+	if err := prepareOut(o, scenarios); err != nil {
+		return err
+	}
+	report := newReport(o)
+	var jobsets []*unstructured.Unstructured
+	for _, sc := range scenarios {
+		fmt.Fprintf(os.Stderr, "bench: %s (N=%d, client limits %s, load %.2f)\n", sc.name, o.n, describeLimits(sc.limits), loadAverage())
+		var res *ScenarioResult
+		var err error
+		if sc.kind == kindBaseline {
+			if jobsets == nil {
+				if jobsets, err = renderJobSets(o.n, int32(o.nodes)); err != nil {
+					return err
+				}
+			}
+			res, err = runBaseline(ctx, o, sc, jobsets)
+		} else {
+			res, err = runGantry(ctx, o, sc)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		report.Scenarios = append(report.Scenarios, res)
+	}
+	report.Machine.LoadAverageEnd = loadAverage()
+	report.Targets = evaluateTargets(report)
+	return writeOutputs(o, report)
+}
+
+// prepareOut creates the output directory, removes the previous run's scenario directories and
+// builds the manager.
+func prepareOut(o *options, scenarios []scenario) error {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	for _, sc := range scenarios {
+		dir := filepath.Join(o.out, sc.name)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	if o.manager != "" {
+		return nil
+	}
+	bin := filepath.Join(o.out, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	var err error
+	o.manager, err = buildManager(bin)
+	if err != nil {
+		return err
+	}
+	o.manager, err = filepath.Abs(o.manager)
+	return err
+}
+
+func newReport(o *options) *Report {
+	ls := []limits{o.defaults, unlimited}
+	return &Report{
+		Parameters: Parameters{
+			TrainJobs: o.n, NodesPerTrainJob: o.nodes, Parallel: o.parallel, Limits: ls, Unrelated: o.unrelated,
+			ClientsUnlimited: o.clientsUnlimited,
+			Webhooks: "Gantry's mutating and validating webhooks are registered as installed (config/webhook), " +
+				"served by the manager with envtest's certificate (certManagement off)",
+			FeatureGates: "defaults",
+			Timing: "watch-observed times on the harness's clock (creationTimestamps have 1 s resolution); " +
+				"peak RSS is VmHWM of /proc/<pid>/status, CPU is utime+stime of /proc/<pid>/stat, both read just before the manager is stopped",
+		},
+		Machine: Machine{
+			CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Commit: commit(),
+			StartedAt: time.Now().UTC(), LoadAverageStart: loadAverage(),
+		},
+	}
+}
+
+func commit() string {
+	cmd := exec.Command("git", "describe", "--always", "--dirty")
+	cmd.Dir = util.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func describeLimits(l limits) string {
+	if l == unlimited {
+		return "off"
+	}
+	return fmt.Sprintf("QPS %g / burst %d", l.QPS, l.Burst)
+}
+
+// writeOutputs writes bench.json, summary.md and the charts, and prints the summary.
+func writeOutputs(o *options, report *Report) error {
+	if err := writeJSON(filepath.Join(o.out, "bench.json"), report); err != nil {
+		return err
+	}
+	charts, err := drawCharts(o.out, report)
+	if err != nil {
+		return fmt.Errorf("drawing the charts: %w", err)
+	}
+	summary := markdownSummary(report, charts)
+	if err := os.WriteFile(filepath.Join(o.out, "summary.md"), []byte(summary), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(summary)
+	return nil
+}

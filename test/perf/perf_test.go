@@ -1,0 +1,173 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSummarize(t *testing.T) {
+	cases := map[string]struct {
+		in   []float64
+		want Summary
+	}{
+		"empty":     {},
+		"one value": {in: []float64{7}, want: Summary{Count: 1, P50: 7, P95: 7, P99: 7, Max: 7, Mean: 7}},
+		"nearest rank, unsorted input": {
+			in:   []float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5},
+			want: Summary{Count: 10, P50: 5, P95: 10, P99: 10, Max: 10, Mean: 5.5},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, summarize(tc.in)); diff != "" {
+				t.Errorf("summarize (-want,+got):\n%s", diff)
+			}
+		})
+	}
+	hundred := make([]float64, 100)
+	for i := range hundred {
+		hundred[i] = float64(i + 1)
+	}
+	if diff := cmp.Diff([]float64{50, 95, 99}, []float64{percentile(hundred, 50), percentile(hundred, 95), percentile(hundred, 99)}); diff != "" {
+		t.Errorf("percentiles of 1..100 (-want,+got):\n%s", diff)
+	}
+}
+
+func TestParseProc(t *testing.T) {
+	// comm with a space and a parenthesis, as the kernel allows; utime 250 and stime 50 ticks.
+	stat := "4242 (my (odd) proc) S 17 4242 17 0 -1 4194560 1 0 0 0 250 50 0 0 20 0 9 0 100 1000 200 18446744073709551615\n"
+	got, err := parseStat([]byte(stat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(procStat{CPUSeconds: 3, PPID: 17, Comm: "my (odd) proc"}, got); diff != "" {
+		t.Errorf("parseStat (-want,+got):\n%s", diff)
+	}
+	if _, err := parseStat([]byte("garbage")); err == nil {
+		t.Error("parseStat(garbage) = nil error")
+	}
+	status := "Name:\tmanager\nVmPeak:\t  900 kB\nVmHWM:\t   81920 kB\nVmRSS:\t   40960 kB\nRssAnon:\t   20480 kB\nRssFile:\t   20480 kB\nThreads:\t12\n"
+	want := map[string]int64{"VmPeak": 900 << 10, "VmHWM": 80 << 20, "VmRSS": 40 << 20, "RssAnon": 20 << 20, "RssFile": 20 << 20}
+	if diff := cmp.Diff(want, parseStatus([]byte(status))); diff != "" {
+		t.Errorf("parseStatus (-want,+got):\n%s", diff)
+	}
+}
+
+func TestCountWrites(t *testing.T) {
+	at := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	event := func(user, verb, ns, group, resource, name, sub, ts string, code int) string {
+		return `{"kind":"Event","stage":"ResponseComplete","verb":"` + verb + `","user":{"username":"` + user + `"},` +
+			`"objectRef":{"resource":"` + resource + `","namespace":"` + ns + `","name":"` + name + `","apiGroup":"` + group + `","subresource":"` + sub + `"},` +
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"stageTimestamp":"` + ts + `"}`
+	}
+	log := strings.Join([]string{
+		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00001-runtime-snapshot", "", "2026-01-01T00:00:01.000001Z", 201),
+		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00001-tls-config", "", "2026-01-01T00:00:01.1Z", 201),
+		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "tj-00001", "", "2026-01-01T00:00:01.5Z", 201),
+		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "tj-00002", "", "2026-01-01T00:00:02Z", 200),
+		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00002-runtime-snapshot", "", "2026-01-01T00:00:02.1Z", 409),
+		event(managerUser, "update", operatorNamespace, "coordination.k8s.io", "leases", "trainer.kubeflow.org", "", "2026-01-01T00:00:02.2Z", 200),
+		event(managerUser, "patch", benchNamespace, "trainer.kubeflow.org", "trainjobs", "tj-00001", "status", "2026-01-01T00:00:09Z", 200),
+		event("someone-else", "create", benchNamespace, "", "configmaps", "x", "", "2026-01-01T00:00:02Z", 201),
+		`{"kind":"Event","stage":"ResponseComplete","verb":"create","user":{"username":"` + managerUser + `"},"stageTimestamp":"2026-01-01T00:00:02Z"}`,
+	}, "\n")
+	got, err := countWrites(strings.NewReader(log), at("2026-01-01T00:00:01Z"), at("2026-01-01T00:00:05Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []WriteRow{
+		{Verb: "create", Resource: "configmaps", Object: "<trainjob>-runtime-snapshot", PerTrainJob: true, Count: 2, Failed: 1, Codes: []int{409}},
+		{Verb: "create", Resource: "configmaps", Object: "<trainjob>-tls-config", PerTrainJob: true, Count: 1},
+		{Verb: "patch", Resource: "jobsets.jobset.x-k8s.io", Object: "<trainjob>", PerTrainJob: true, Count: 2},
+		{Verb: "update", Resource: "leases.coordination.k8s.io", Count: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("countWrites (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(5, perTrainJob(got)); diff != "" {
+		t.Errorf("perTrainJob (-want,+got):\n%s", diff)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	text := `# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="127.0.0.1:1",method="GET"} 40
+rest_client_requests_total{code="201",host="127.0.0.1:1",method="PATCH"} 7
+rest_client_requests_total{code="200",host="127.0.0.1:1",method="PATCH"} 3
+rest_client_requests_total{code="201",host="127.0.0.1:1",method="POST"} 5
+# TYPE controller_runtime_reconcile_total counter
+controller_runtime_reconcile_total{controller="trainjob_controller",result="success"} 12
+controller_runtime_reconcile_total{controller="trainjob_controller",result="error"} 1
+controller_runtime_reconcile_total{controller="trainingruntime_controller",result="success"} 4
+# TYPE workqueue_depth gauge
+workqueue_depth{controller="trainjob_controller",name="trainjob_controller",priority="0"} 2
+`
+	m, err := parseMetrics(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{
+		"writes":     m.clientWrites(),
+		"reconciles": reconciles(m),
+		"depth":      m.sum("workqueue_depth", map[string]string{"name": trainJobController}),
+		"missing":    m.sum("no_such_metric", nil),
+		"delta":      delta(m.clientWrites(), map[string]float64{"PATCH": 4}),
+	}
+	want := map[string]any{
+		"writes":     map[string]float64{"POST": 5, "PUT": 0, "PATCH": 10, "DELETE": 0},
+		"reconciles": 13.0,
+		"depth":      2.0,
+		"missing":    0.0,
+		"delta":      map[string]float64{"POST": 5, "PUT": 0, "PATCH": 6, "DELETE": 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want,+got):\n%s", diff)
+	}
+}
+
+func TestTargetsAndSummary(t *testing.T) {
+	writes := func(per float64) *WritePhase { return &WritePhase{PerTrainJob: per} }
+	r := &Report{
+		Parameters: Parameters{TrainJobs: 1000, Limits: []limits{{Label: "default", QPS: 50, Burst: 100}, unlimited}},
+		Scenarios: []*ScenarioResult{
+			{Name: "baseline-no-limits", Kind: kindBaseline, Method: methodCreate, Limits: unlimited, Create: CreatePhase{WallSeconds: 4}},
+			{Name: "baseline-no-limits-apply", Kind: kindBaseline, Method: methodApply, Limits: unlimited, Create: CreatePhase{WallSeconds: 4.5}},
+			{Name: "gantry-no-limits", Kind: kindGantry, Limits: unlimited, Create: CreatePhase{WallSeconds: 5},
+				Happy: writes(2), Resync: writes(0), StatusPath: &StatusPhase{Writes: writes(1)},
+				Managers: []ManagerUsage{{Name: "manager-1", PeakRSSBytes: 90 * mib}}},
+			{Name: "gantry-no-limits-unrelated", Kind: kindGantry, Limits: unlimited, Unrelated: 20000, Create: CreatePhase{WallSeconds: 7},
+				Happy: writes(2.5), Resync: writes(0.5), StatusPath: &StatusPhase{Writes: writes(1)},
+				Managers: []ManagerUsage{{Name: "manager-1", PeakRSSBytes: 80 * mib}, {Name: "manager-2", PeakRSSBytes: 120 * mib}}},
+		},
+	}
+	r.Targets = evaluateTargets(r)
+	got := map[string]bool{}
+	for _, tg := range r.Targets {
+		got[tg.Name] = tg.Met
+	}
+	want := map[string]bool{
+		"all JobSets created, rate limits off, relative to direct creation": true,
+		"writes per TrainJob, creation to Complete":                         true,
+		"writes per TrainJob on a no-op resync (manager restart)":           true,
+		"manager peak RSS with the unrelated objects":                       false,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets met (-want,+got):\n%s", diff)
+	}
+	summary := markdownSummary(r, []string{chartLatency})
+	for _, s := range []string{"| gantry-no-limits | off | 5.00 s | 1.25x |", "| manager peak RSS with the unrelated objects | <= 100 MiB | 120.0 MiB | **no** |", "Charts: latency-cdf.png."} {
+		if !strings.Contains(summary, s) {
+			t.Errorf("the summary lacks %q:\n%s", s, summary)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// metrics is one scrape of the manager's Prometheus endpoint.
+type metrics map[string]*dto.MetricFamily
+
+func scrape(ctx context.Context, url string) (metrics, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping %s: %s", url, resp.Status)
+	}
+	return parseMetrics(resp.Body)
+}
+
+func parseMetrics(r io.Reader) (metrics, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parsing metrics: %w", err)
+	}
+	return families, nil
+}
+
+// sum adds the counter or gauge values of the named metric whose labels include every pair of
+// match.
+func (m metrics) sum(name string, match map[string]string) float64 {
+	total := 0.0
+	m.each(name, match, func(labels map[string]string, v float64) { total += v })
+	return total
+}
+
+// by sums the named metric per value of one label.
+func (m metrics) by(name, label string, match map[string]string) map[string]float64 {
+	out := map[string]float64{}
+	m.each(name, match, func(labels map[string]string, v float64) { out[labels[label]] += v })
+	return out
+}
+
+func (m metrics) each(name string, match map[string]string, f func(map[string]string, float64)) {
+	fam, ok := m[name]
+	if !ok {
+		return
+	}
+	for _, metric := range fam.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range metric.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if !matches(labels, match) {
+			continue
+		}
+		switch {
+		case metric.Counter != nil:
+			f(labels, metric.GetCounter().GetValue())
+		case metric.Gauge != nil:
+			f(labels, metric.GetGauge().GetValue())
+		case metric.Untyped != nil:
+			f(labels, metric.GetUntyped().GetValue())
+		}
+	}
+}
+
+func matches(labels, match map[string]string) bool {
+	for k, v := range match {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// writeMethods are the HTTP methods of API writes.
+var writeMethods = []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// clientWrites is controller-runtime's rest_client_requests_total for the write methods, by method.
+func (m metrics) clientWrites() map[string]float64 {
+	all := m.by("rest_client_requests_total", "method", nil)
+	out := map[string]float64{}
+	for _, method := range writeMethods {
+		out[method] = all[method]
+	}
+	return out
+}
+
+// delta subtracts before from after, method by method.
+func delta(after, before map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		out[k] = v - before[k]
+	}
+	return out
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+const mib = 1 << 20
+
+// Targets of the performance issue, for this round.
+const (
+	targetRatio     = 1.5
+	targetWrites    = 3
+	targetRSSMiB    = 100
+	targetRSSN      = 1000
+	targetUnrelated = 20000
+)
+
+func (r *Report) scenario(name string) *ScenarioResult {
+	for _, s := range r.Scenarios {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// baselineFor is the baseline run with the same client limits as s.
+func (r *Report) baselineFor(s *ScenarioResult) *ScenarioResult {
+	for _, b := range r.Scenarios {
+		if b.Kind == kindBaseline && b.Method == methodCreate && b.Limits == s.Limits {
+			return b
+		}
+	}
+	return nil
+}
+
+// lifecycleWrites is what one TrainJob costs in writes from creation to Complete: the creation
+// phase plus the status path.
+func lifecycleWrites(s *ScenarioResult) float64 {
+	w := 0.0
+	if s.Happy != nil {
+		w += s.Happy.PerTrainJob
+	}
+	if s.StatusPath != nil && s.StatusPath.Writes != nil {
+		w += s.StatusPath.Writes.PerTrainJob
+	}
+	return w
+}
+
+func peakRSS(s *ScenarioResult) int64 {
+	var peak int64
+	for _, m := range s.Managers {
+		peak = max(peak, m.PeakRSSBytes)
+	}
+	return peak
+}
+
+// evaluateTargets checks the issue's targets against the scenarios that measure them. A target
+// whose scenario did not run is left out; one measured at other sizes says so.
+func evaluateTargets(r *Report) []Target {
+	var out []Target
+	size := ""
+	if r.Parameters.TrainJobs != targetRSSN {
+		size = fmt.Sprintf(" (at N=%d, not %d)", r.Parameters.TrainJobs, targetRSSN)
+	}
+	if g := r.scenario("gantry-no-limits"); g != nil {
+		if b := r.baselineFor(g); b != nil && b.Create.WallSeconds > 0 {
+			ratio := g.Create.WallSeconds / b.Create.WallSeconds
+			out = append(out, Target{
+				Name: "all JobSets created, rate limits off, relative to direct creation" + size, Limit: fmt.Sprintf("<= %.1fx", targetRatio),
+				Measured: fmt.Sprintf("%.2fx (%.1f s vs %.1f s)", ratio, g.Create.WallSeconds, b.Create.WallSeconds),
+				Met:      ratio <= targetRatio, Value: ratio,
+			})
+		}
+		w := lifecycleWrites(g)
+		out = append(out, Target{
+			Name: "writes per TrainJob, creation to Complete", Limit: fmt.Sprintf("<= %d", targetWrites),
+			Measured: fmt.Sprintf("%.2f (creation %.2f + status path %.2f)", w, g.Happy.PerTrainJob, g.StatusPath.Writes.PerTrainJob),
+			Met:      w <= targetWrites, Value: w,
+		})
+		out = append(out, Target{
+			Name: "writes per TrainJob on a no-op resync (manager restart)", Limit: "0",
+			Measured: fmt.Sprintf("%.2f over %.0f reconciles", g.Resync.PerTrainJob, g.Resync.Reconciles),
+			Met:      g.Resync.PerTrainJob == 0, Value: g.Resync.PerTrainJob,
+		})
+	}
+	if g := r.scenario("gantry-no-limits-unrelated"); g != nil {
+		rss := float64(peakRSS(g)) / mib
+		sz := size
+		if g.Unrelated != targetUnrelated && sz == "" {
+			sz = fmt.Sprintf(" (with %d unrelated objects, not %d)", g.Unrelated, targetUnrelated)
+		}
+		out = append(out, Target{
+			Name: "manager peak RSS with the unrelated objects" + sz, Limit: fmt.Sprintf("<= %d MiB", targetRSSMiB),
+			Measured: fmt.Sprintf("%.1f MiB", rss), Met: rss <= targetRSSMiB, Value: rss,
+		})
+	}
+	return out
+}
+
+// markdownSummary renders the report for humans; `make bench` prints it.
+func markdownSummary(r *Report, charts []string) string {
+	var b strings.Builder
+	p, m := r.Parameters, r.Machine
+	fmt.Fprintf(&b, "# Gantry benchmark\n\n")
+	fmt.Fprintf(&b, "%d TrainJobs of %d nodes, %d parallel clients; %d CPUs, %s, commit %s; load average %.2f at the start, %.2f at the end.\n\n",
+		p.TrainJobs, p.NodesPerTrainJob, p.Parallel, m.CPUs, m.GoVersion, m.Commit, m.LoadAverageStart, m.LoadAverageEnd)
+	fmt.Fprintf(&b, "- Webhooks: %s.\n- Feature gates: %s.\n- Times: %s.\n", p.Webhooks, p.FeatureGates, p.Timing)
+	who := "for the manager and the harness's clients alike"
+	if p.ClientsUnlimited {
+		who = "for the manager and the baselines; the harness's TrainJob clients had none"
+	}
+	fmt.Fprintf(&b, "- Client limits: the -default-limits scenarios use QPS %g, burst %d (%s: %s) %s; \"off\" is no client-side limit.\n\n",
+		p.Limits[0].QPS, p.Limits[0].Burst, p.Limits[0].Label, "the manager's default unless -qps or -burst changed it", who)
+	creationTable(&b, r)
+	writesTable(&b, r)
+	statusTable(&b, r)
+	resourcesTable(&b, r)
+	if len(r.Targets) > 0 {
+		fmt.Fprintf(&b, "## Targets\n\n| Target | Limit | Measured | Met |\n|---|---|---|---|\n")
+		for _, t := range r.Targets {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.Name, t.Limit, t.Measured, yesNo(t.Met))
+		}
+		b.WriteString("\n")
+	}
+	if len(charts) > 0 {
+		fmt.Fprintf(&b, "Charts: %s.\n", strings.Join(charts, ", "))
+	}
+	return b.String()
+}
+
+func creationTable(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "## Creation of %d JobSets\n\n", r.Parameters.TrainJobs)
+	b.WriteString("| Scenario | Client limits | All JobSets exist after | Ratio to baseline | Latency p50 / p95 / p99 / max (ms) | Creates returned after | Manager CPU | apiserver+etcd CPU | Load |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Scenarios {
+		ratio, mgrCPU := "–", "–"
+		if base := r.baselineFor(s); base != nil && base != s && base.Create.WallSeconds > 0 {
+			ratio = fmt.Sprintf("%.2fx", s.Create.WallSeconds/base.Create.WallSeconds)
+		}
+		if s.Kind == kindGantry {
+			mgrCPU = fmt.Sprintf("%.1f s", s.Create.ManagerCPUSeconds)
+		}
+		l := s.Create.Latency
+		fmt.Fprintf(b, "| %s | %s | %.2f s | %s | %.0f / %.0f / %.0f / %.0f | %.2f s | %s | %.1f s | %.2f → %.2f |\n",
+			s.Name, describeLimits(s.Limits), s.Create.WallSeconds, ratio, l.P50, l.P95, l.P99, l.Max,
+			s.Create.SubmitSeconds, mgrCPU, s.ControlPlaneCPUSeconds, s.LoadAverage[0], s.LoadAverage[1])
+	}
+	b.WriteString("\nLatency: Gantry rows from the TrainJob appearing to its JobSet appearing; baseline rows from the request to the JobSet appearing. ")
+	b.WriteString("Baselines create their JobSets, except -apply ones, which send the server-side apply the controller sends (context; the ratio is to the create baseline).\n\n")
+}
+
+func writesTable(b *strings.Builder, r *Report) {
+	b.WriteString("## API writes by the manager\n\n")
+	b.WriteString("From the apiserver's audit log (the manager's user only). Per TrainJob counts the benchmark namespace; other rows are the manager's own bookkeeping.\n\n")
+	b.WriteString("| Scenario | Phase | Reconciles | Verb | Resource | Object | Count | Per TrainJob |\n|---|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Scenarios {
+		for _, ph := range phasesOf(s) {
+			if len(ph.w.Writes) == 0 {
+				fmt.Fprintf(b, "| %s | %s | %.0f | – | (none) | – | 0 | 0 |\n", s.Name, ph.name, ph.w.Reconciles)
+			}
+			for _, w := range ph.w.Writes {
+				per := "–"
+				if w.PerTrainJob {
+					per = fmt.Sprintf("%.2f", float64(w.Count)/float64(r.Parameters.TrainJobs))
+				}
+				failed := ""
+				if w.Failed > 0 {
+					failed = fmt.Sprintf(" (%d failed: %v)", w.Failed, w.Codes)
+				}
+				fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %s | %d%s | %s |\n", s.Name, ph.name, ph.w.Reconciles, w.Verb, w.Resource,
+					cmp.Or(w.Object, "–"), w.Count, failed, per)
+			}
+		}
+	}
+	b.WriteString("\nThe manager's own client metrics (`rest_client_requests_total`, write methods, leader election included):\n\n")
+	b.WriteString("| Scenario | Phase | POST | PUT | PATCH | DELETE |\n|---|---|---|---|---|---|\n")
+	for _, s := range r.Scenarios {
+		for _, ph := range phasesOf(s) {
+			c := ph.w.ClientWrites
+			fmt.Fprintf(b, "| %s | %s | %.0f | %.0f | %.0f | %.0f |\n", s.Name, ph.name, c["POST"], c["PUT"], c["PATCH"], c["DELETE"])
+		}
+	}
+	b.WriteString("\n")
+}
+
+type namedPhase struct {
+	name string
+	w    *WritePhase
+}
+
+func phasesOf(s *ScenarioResult) []namedPhase {
+	var out []namedPhase
+	if s.Happy != nil {
+		out = append(out, namedPhase{"creation", s.Happy})
+	}
+	if s.Resync != nil {
+		out = append(out, namedPhase{"no-op resync (restart)", s.Resync})
+	}
+	if s.StatusPath != nil && s.StatusPath.Writes != nil {
+		out = append(out, namedPhase{"status path", s.StatusPath.Writes})
+	}
+	return out
+}
+
+func statusTable(b *strings.Builder, r *Report) {
+	rows := slices.DeleteFunc(slices.Clone(r.Scenarios), func(s *ScenarioResult) bool { return s.StatusPath == nil })
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("## Status path\n\nEvery JobSet marked Completed through its status subresource, as the JobSet controller does.\n\n")
+	b.WriteString("| Scenario | All TrainJobs Complete after | Latency p50 / p95 / p99 / max (ms) |\n|---|---|---|\n")
+	for _, s := range rows {
+		l := s.StatusPath.Latency
+		fmt.Fprintf(b, "| %s | %.2f s | %.0f / %.0f / %.0f / %.0f |\n", s.Name, s.StatusPath.WallSeconds, l.P50, l.P95, l.P99, l.Max)
+	}
+	b.WriteString("\nLatency: from the JobSet status write returning to the TrainJob appearing Complete.\n\n")
+}
+
+func resourcesTable(b *strings.Builder, r *Report) {
+	b.WriteString("## Manager memory and CPU\n\n")
+	b.WriteString("| Scenario | Unrelated objects | Process | Lived through | Peak RSS | CPU | RSS at the end: anonymous / files | Go heap in use / from the OS |\n|---|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Scenarios {
+		for _, m := range s.Managers {
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %.1f MiB | %.1f s | %.1f / %.1f MiB | %.1f / %.1f MiB |\n", s.Name, s.Unrelated, m.Name, m.Phases,
+				float64(m.PeakRSSBytes)/mib, m.CPUSeconds, float64(m.RSSAnonBytes)/mib, float64(m.RSSFileBytes)/mib,
+				m.GoMemStats["heap_inuse"]/mib, m.GoMemStats["heap_sys"]/mib)
+		}
+	}
+	b.WriteString("\nPeak RSS counts the binary's mapped pages (the \"files\" part) as well as allocated memory.\n\n")
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
