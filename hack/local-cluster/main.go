@@ -105,26 +105,10 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.portOffset, "port-offset", "0", "add this to every default port (a second cluster beside the first); 'auto': the first of 20000, 20100, ... at which every port is free")
 	fs.StringVar(&o.demoTimeout, "timeout", "10m", "demo: how long to wait for the example jobs")
 	fs.IntVar(&o.tail, "tail", 0, "logs: only the last N lines (0: all)")
-	for _, p := range portFlags(&o.settings.Ports) {
-		fs.IntVar(p.port, p.name+"-port", *p.port, "port of "+p.name+" on 127.0.0.1")
+	for _, p := range o.settings.Ports.Fields() {
+		fs.IntVar(p.Port, p.Name+"-port", *p.Port, "port of "+p.Name+" on 127.0.0.1")
 	}
 	return o
-}
-
-type portFlag struct {
-	name string
-	port *int
-}
-
-func portFlags(p *localcluster.Ports) []portFlag {
-	return []portFlag{
-		{"etcd", &p.Etcd}, {"etcd-peer", &p.EtcdPeer}, {"apiserver", &p.APIServer},
-		{"controller-manager", &p.ControllerManager}, {"scheduler", &p.Scheduler}, {"kwok", &p.Kwok},
-		{"jobset-webhook", &p.JobSetWebhook}, {"jobset-health", &p.JobSetHealth},
-		{"gantry-webhook", &p.GantryWebhook}, {"gantry-health", &p.GantryHealth},
-		{"gantry-metrics", &p.GantryMetrics}, {"gantry-status", &p.GantryStatus},
-		{"kueue-webhook", &p.KueueWebhook}, {"kueue-health", &p.KueueHealth},
-	}
 }
 
 // cluster locates the checkout and settles the settings: a running cluster's when no settings
@@ -181,9 +165,9 @@ func (o *options) cluster(fs *flag.FlagSet) (*localcluster.Cluster, error) {
 			return nil, fmt.Errorf("--port-offset: %q is neither a number nor auto", o.portOffset)
 		}
 	}
-	for _, p := range portFlags(&c.Settings.Ports) {
-		if !set[p.name+"-port"] {
-			*p.port += offset
+	for _, p := range c.Settings.Ports.Fields() {
+		if !set[p.Name+"-port"] {
+			*p.Port += offset
 		}
 	}
 	return c, nil
