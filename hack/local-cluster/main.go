@@ -52,7 +52,8 @@ func run(args []string) error {
 	defer stop()
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	opts := bindFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	names, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
 	c, err := opts.cluster(fs)
@@ -67,16 +68,36 @@ func run(args []string) error {
 	case "status":
 		return status(ctx, c)
 	case "restart":
-		if fs.NArg() != 1 {
+		if len(names) != 1 {
 			return errors.New("usage: local-cluster restart NAME")
 		}
-		return restart(ctx, c, fs.Arg(0))
+		return restart(ctx, c, names[0])
 	case "logs":
-		return logs(c, fs.Args(), opts.tail)
+		return logs(c, names, opts.tail)
 	case "demo":
 		return demo(ctx, c, opts)
 	default:
 		return errors.New(usage)
+	}
+}
+
+// parseInterspersed parses flags wherever they stand, before or after the positional arguments
+// (`logs gantry-manager --tail 20`), which the flag package alone would take as two more names.
+// It returns the positional arguments; everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
 	}
 }
 
@@ -249,6 +270,11 @@ func logs(c *localcluster.Cluster, names []string, tail int) error {
 			return errors.New("usage: local-cluster logs NAME, or logs --tail N for every component")
 		}
 		names = localcluster.ComponentNames()
+	}
+	for _, name := range names {
+		if !slices.Contains(localcluster.ComponentNames(), name) {
+			return fmt.Errorf("unknown component %q; one of %s", name, strings.Join(localcluster.ComponentNames(), ", "))
+		}
 	}
 	for _, name := range names {
 		if len(names) > 1 {
