@@ -52,7 +52,8 @@ func run(args []string) error {
 	defer stop()
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	opts := bindFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	names, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
 	c, err := opts.cluster(fs)
@@ -67,16 +68,36 @@ func run(args []string) error {
 	case "status":
 		return status(ctx, c)
 	case "restart":
-		if fs.NArg() != 1 {
+		if len(names) != 1 {
 			return errors.New("usage: local-cluster restart NAME")
 		}
-		return restart(ctx, c, fs.Arg(0))
+		return restart(ctx, c, names[0])
 	case "logs":
-		return logs(c, fs.Args(), opts.tail)
+		return logs(c, names, opts.tail)
 	case "demo":
 		return demo(ctx, c, opts)
 	default:
 		return errors.New(usage)
+	}
+}
+
+// parseInterspersed parses flags wherever they stand, before or after the positional arguments
+// (`logs gantry-manager --tail 20`), which the flag package alone would take as two more names.
+// It returns the positional arguments; everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
 	}
 }
 
@@ -105,26 +126,10 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.portOffset, "port-offset", "0", "add this to every default port (a second cluster beside the first); 'auto': the first of 20000, 20100, ... at which every port is free")
 	fs.StringVar(&o.demoTimeout, "timeout", "10m", "demo: how long to wait for the example jobs")
 	fs.IntVar(&o.tail, "tail", 0, "logs: only the last N lines (0: all)")
-	for _, p := range portFlags(&o.settings.Ports) {
-		fs.IntVar(p.port, p.name+"-port", *p.port, "port of "+p.name+" on 127.0.0.1")
+	for _, p := range o.settings.Ports.Fields() {
+		fs.IntVar(p.Port, p.Name+"-port", *p.Port, "port of "+p.Name+" on 127.0.0.1")
 	}
 	return o
-}
-
-type portFlag struct {
-	name string
-	port *int
-}
-
-func portFlags(p *localcluster.Ports) []portFlag {
-	return []portFlag{
-		{"etcd", &p.Etcd}, {"etcd-peer", &p.EtcdPeer}, {"apiserver", &p.APIServer},
-		{"controller-manager", &p.ControllerManager}, {"scheduler", &p.Scheduler}, {"kwok", &p.Kwok},
-		{"jobset-webhook", &p.JobSetWebhook}, {"jobset-health", &p.JobSetHealth},
-		{"gantry-webhook", &p.GantryWebhook}, {"gantry-health", &p.GantryHealth},
-		{"gantry-metrics", &p.GantryMetrics}, {"gantry-status", &p.GantryStatus},
-		{"kueue-webhook", &p.KueueWebhook}, {"kueue-health", &p.KueueHealth},
-	}
 }
 
 // cluster locates the checkout and settles the settings: a running cluster's when no settings
@@ -181,9 +186,9 @@ func (o *options) cluster(fs *flag.FlagSet) (*localcluster.Cluster, error) {
 			return nil, fmt.Errorf("--port-offset: %q is neither a number nor auto", o.portOffset)
 		}
 	}
-	for _, p := range portFlags(&c.Settings.Ports) {
-		if !set[p.name+"-port"] {
-			*p.port += offset
+	for _, p := range c.Settings.Ports.Fields() {
+		if !set[p.Name+"-port"] {
+			*p.Port += offset
 		}
 	}
 	return c, nil
@@ -265,6 +270,11 @@ func logs(c *localcluster.Cluster, names []string, tail int) error {
 			return errors.New("usage: local-cluster logs NAME, or logs --tail N for every component")
 		}
 		names = localcluster.ComponentNames()
+	}
+	for _, name := range names {
+		if !slices.Contains(localcluster.ComponentNames(), name) {
+			return fmt.Errorf("unknown component %q; one of %s", name, strings.Join(localcluster.ComponentNames(), ", "))
+		}
 	}
 	for _, name := range names {
 		if len(names) > 1 {

@@ -155,3 +155,16 @@ clientConnection: {qps: 200, burst: 400}
 		t.Errorf("StatusServerRESTConfig() QPS %v burst %d, want the defaults 5 and 10", rc.QPS, rc.Burst)
 	}
 }
+
+// Outside a pod (as here: no service account namespace file) the lease goes to the manager's
+// namespace, kubeflow-system, instead of controller-runtime refusing to start.
+func TestOptionsLeaseNamespace(t *testing.T) {
+	cfg, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options(cfg, nil, "/certs")
+	if diff := cmp.Diff([]any{true, "kubeflow-system"}, []any{o.LeaderElection, o.LeaderElectionNamespace}); diff != "" {
+		t.Errorf("leader election and its namespace (-want,+got):\n%s", diff)
+	}
+}

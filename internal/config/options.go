@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"crypto/tls"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
@@ -51,7 +53,7 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, certDir strin
 		LivenessEndpointName:          "/" + cfg.Health.LivenessEndpointName,
 		LeaderElection:                *le.LeaderElect,
 		LeaderElectionID:              le.ResourceName,
-		LeaderElectionNamespace:       le.ResourceNamespace,
+		LeaderElectionNamespace:       leaseNamespace(le.ResourceNamespace),
 		LeaderElectionResourceLock:    le.ResourceLock,
 		LeaseDuration:                 ptr.To(le.LeaseDuration.Duration),
 		RenewDeadline:                 ptr.To(le.RenewDeadline.Duration),
@@ -66,6 +68,13 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, certDir strin
 		Controller: ctrlconfig.Controller{GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency)},
 		Cache:      CacheOptions(),
 	}
+}
+
+// leaseNamespace is the configured namespace of the leader election lease, else the manager's own
+// (cert.OperatorNamespace, where its certificates live too): controller-runtime alone finds it
+// only inside a pod, so a manager run against a cluster from outside would not start.
+func leaseNamespace(configured string) string {
+	return cmp.Or(configured, cert.OperatorNamespace())
 }
 
 // CacheOptions restrict the ConfigMap and Secret informers to the objects Gantry created, which

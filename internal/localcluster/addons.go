@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gantry-ml/gantry/internal/manifest"
 )
 
 // Names the in-process certificate rotators derive from their configuration.
@@ -72,7 +74,7 @@ func (c *Cluster) prepareJobSet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	crds, err := readObjects(filepath.Join(dir, "config", "components", "crd", "bases"))
+	crds, err := manifest.ReadPath(filepath.Join(dir, "config", "components", "crd", "bases"))
 	if err != nil {
 		return err
 	}
@@ -130,7 +132,7 @@ func (c *Cluster) prepareGantry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	crds, err := readObjects(filepath.Join(c.Root, "config", "crd", "bases"))
+	crds, err := manifest.ReadPath(filepath.Join(c.Root, "config", "crd", "bases"))
 	if err != nil {
 		return err
 	}
@@ -257,7 +259,7 @@ func (c *Cluster) kueueCRDs(dir string) ([]*unstructured.Unstructured, error) {
 	byName := map[string]*unstructured.Unstructured{}
 	var crds []*unstructured.Unstructured
 	for _, r := range kust.Resources {
-		objs, err := readObjects(filepath.Join(dir, r))
+		objs, err := manifest.ReadPath(filepath.Join(dir, r))
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +269,7 @@ func (c *Cluster) kueueCRDs(dir string) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	for _, p := range kust.Patches {
-		patches, err := readObjects(filepath.Join(dir, p.Path))
+		patches, err := manifest.ReadPath(filepath.Join(dir, p.Path))
 		if err != nil {
 			return nil, err
 		}

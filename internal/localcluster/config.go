@@ -49,19 +49,21 @@ func DefaultPorts() Ports {
 // Offset returns the ports shifted by n, so a second cluster (the e2e suite's) can run beside a
 // developer's.
 func (p Ports) Offset(n int) Ports {
-	for _, f := range p.fields() {
-		*f.port += n
+	for _, f := range p.Fields() {
+		*f.Port += n
 	}
 	return p
 }
 
-type portField struct {
-	name string
-	port *int
+// PortField is one component's port, by the name its --NAME-port flag and errors use.
+type PortField struct {
+	Name string
+	Port *int
 }
 
-func (p *Ports) fields() []portField {
-	return []portField{
+// Fields lists every port of p, in a fixed order.
+func (p *Ports) Fields() []PortField {
+	return []PortField{
 		{"etcd", &p.Etcd}, {"etcd-peer", &p.EtcdPeer}, {"apiserver", &p.APIServer},
 		{"controller-manager", &p.ControllerManager}, {"scheduler", &p.Scheduler}, {"kwok", &p.Kwok},
 		{"jobset-webhook", &p.JobSetWebhook}, {"jobset-health", &p.JobSetHealth},
@@ -123,14 +125,14 @@ func (s Settings) Validate() error {
 	var errs []error
 	seen := map[int]string{}
 	p := s.Ports
-	for _, f := range p.fields() {
-		if *f.port < 1 || *f.port > 65535 {
-			errs = append(errs, fmt.Errorf("port %s: %d is not between 1 and 65535", f.name, *f.port))
+	for _, f := range p.Fields() {
+		if *f.Port < 1 || *f.Port > 65535 {
+			errs = append(errs, fmt.Errorf("port %s: %d is not between 1 and 65535", f.Name, *f.Port))
 		}
-		if other, dup := seen[*f.port]; dup {
-			errs = append(errs, fmt.Errorf("ports %s and %s are both %d", other, f.name, *f.port))
+		if other, dup := seen[*f.Port]; dup {
+			errs = append(errs, fmt.Errorf("ports %s and %s are both %d", other, f.Name, *f.Port))
 		}
-		seen[*f.port] = f.name
+		seen[*f.Port] = f.Name
 	}
 	if s.Nodes.Count < 1 {
 		errs = append(errs, fmt.Errorf("nodes: %d, want at least 1", s.Nodes.Count))

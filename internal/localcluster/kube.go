@@ -1,14 +1,8 @@
 package localcluster
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -74,56 +67,6 @@ func (c *Cluster) Client() (client.Client, error) {
 	}
 	c.kube, err = client.New(cfg, client.Options{Scheme: s})
 	return c.kube, err
-}
-
-// decodeObjects splits multi-document YAML into objects, skipping empty documents.
-func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if u.GetKind() == "" {
-			return nil, fmt.Errorf("a document has no kind: %v", u.Object)
-		}
-		out = append(out, u)
-	}
-}
-
-// readObjects reads every .yaml file of dir (or the file dir names), in name order.
-func readObjects(path string) ([]*unstructured.Unstructured, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	files := []string{path}
-	if info.IsDir() {
-		if files, err = filepath.Glob(filepath.Join(path, "*.yaml")); err != nil {
-			return nil, err
-		}
-		sort.Strings(files)
-	}
-	var out []*unstructured.Unstructured
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := decodeObjects(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		out = append(out, objs...)
-	}
-	return out, nil
 }
 
 // apply server-side applies objects, in order.

@@ -187,8 +187,8 @@ func FreePortOffset(p Ports, start, step, attempts int) (int, error) {
 		offset := start + i*step
 		shifted := p.Offset(offset)
 		free := true
-		for _, f := range shifted.fields() {
-			if !portFree(*f.port) {
+		for _, f := range shifted.Fields() {
+			if !portFree(*f.Port) {
 				free = false
 				break
 			}

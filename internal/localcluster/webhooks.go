@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gantry-ml/gantry/internal/manifest"
 )
 
 // kustomizeBuild renders a kustomization with the toolchain's kustomize.
@@ -25,7 +27,7 @@ func (c *Cluster) kustomizeBuild(dir string) ([]*unstructured.Unstructured, erro
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w: %s", dir, err, strings.TrimSpace(stderr.String()))
 	}
-	return decodeObjects(out)
+	return manifest.Decode(out)
 }
 
 // webhookConfigurations picks the admission webhook configurations of a rendered install and

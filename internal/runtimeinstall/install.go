@@ -5,15 +5,10 @@
 package runtimeinstall
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,11 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/manifest"
 )
 
 // FieldOwner is the server-side apply field manager of installed runtimes.
@@ -54,24 +49,16 @@ func NewClient(cfg *rest.Config) (client.Client, error) {
 // hidden entries of a mounted ConfigMap (..data) are skipped. Anything else than a
 // ClusterTrainingRuntime, and a name given twice, is an error.
 func Read(dir string) ([]*unstructured.Unstructured, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	files, err := manifest.Files(dir)
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
 	var objs []*unstructured.Unstructured
 	seen := sets.New[string]()
 	for _, f := range files {
-		if strings.HasPrefix(filepath.Base(f), ".") {
-			continue
-		}
-		data, err := os.ReadFile(f)
+		docs, err := manifest.ReadFile(f)
 		if err != nil {
 			return nil, err
-		}
-		docs, err := decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, obj := range docs {
 			if obj.GroupVersionKind() != runtimeGVK {
@@ -85,24 +72,6 @@ func Read(dir string) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return objs, nil
-}
-
-func decode(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
 }
 
 // Installer applies and prunes runtimes.

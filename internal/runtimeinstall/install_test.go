@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-ml/gantry/internal/manifest"
 )
 
 const torch = `apiVersion: trainer.kubeflow.org/v1alpha1
@@ -88,7 +90,7 @@ func TestRead(t *testing.T) {
 
 // TestInstallRefuses covers the checks made before the cluster is touched (the client is nil).
 func TestInstallRefuses(t *testing.T) {
-	objs, err := decode([]byte(torch + "---\n" + jax))
+	objs, err := manifest.Decode([]byte(torch + "---\n" + jax))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/gantry-ml/gantry/internal/manifest"
 )
 
 // ChartDir is the Helm chart's directory.
@@ -62,24 +62,5 @@ func HelmTemplate(ns string, args ...string) ([]*unstructured.Unstructured, erro
 	if err != nil {
 		return nil, err
 	}
-	return DecodeObjects(out)
-}
-
-// DecodeObjects decodes every document of a YAML stream, skipping empty ones.
-func DecodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
+	return manifest.Decode(out)
 }

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -278,16 +278,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		var before []string
 		gomega.Eventually(func(g gomega.Gomega) { before = versions(g) }, util.Timeout, util.Interval).Should(gomega.Succeed())
 		writes := mgr.Writes()
-		reconciles := reconcileCount()
-		for i := range 3 {
-			gomega.Eventually(func(g gomega.Gomega) {
-				cur := &trainer.TrainJob{}
-				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur)).To(gomega.Succeed())
-				cur.Annotations = map[string]string{"touch": fmt.Sprint(i)}
-				g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
-			}, util.Timeout, util.Interval).Should(gomega.Succeed())
-		}
-		gomega.Eventually(reconcileCount, util.Timeout, util.Interval).Should(gomega.BeNumerically(">=", reconciles+3))
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 3)
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(versions(g)).To(gomega.Equal(before))
 			g.Expect(mgr.Writes()).To(gomega.Equal(writes), "a reconcile with nothing to change sent a create or an apply")
@@ -357,24 +348,4 @@ func histogramCount(h prometheus.Histogram) uint64 {
 	m := &dto.Metric{}
 	gomega.Expect(h.Write(m)).To(gomega.Succeed())
 	return m.GetHistogram().GetSampleCount()
-}
-
-// reconcileCount is how many reconciles the TrainJob controller has finished.
-func reconcileCount() float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "trainjob_controller" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
 }

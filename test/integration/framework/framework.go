@@ -125,3 +125,13 @@ func (f *Framework) WriteKubeconfig(dir string) (string, error) {
 	path := filepath.Join(dir, "kubeconfig")
 	return path, os.WriteFile(path, data, 0o600)
 }
+
+// UserClient is a client authenticated as the user name in groups (the apiserver adds
+// system:authenticated), for checking what RBAC lets an ordinary user do.
+func (f *Framework) UserClient(name string, groups ...string) (client.Client, error) {
+	user, err := f.env.ControlPlane.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", name, err)
+	}
+	return client.New(user.Config(), client.Options{Scheme: f.Scheme})
+}

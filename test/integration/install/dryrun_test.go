@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gantry-ml/gantry/internal/manifest"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -43,7 +44,7 @@ var _ = ginkgo.Describe("Install manifests, applied server-side with dry-run", f
 		ginkgo.It("accepts every object of kustomize build "+dir, func() {
 			data, err := util.Kustomize(dir)
 			gomega.Expect(err).NotTo(gomega.HaveOccurred())
-			objs, err := util.DecodeObjects(data)
+			objs, err := manifest.Decode(data)
 			gomega.Expect(err).NotTo(gomega.HaveOccurred())
 			dryRunApply(dir, objs)
 		})
@@ -81,7 +82,7 @@ func runtimesOf(objs []*unstructured.Unstructured) []*unstructured.Unstructured 
 		data, _, err := unstructured.NestedStringMap(o.Object, "data")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		for file, doc := range data {
-			rts, err := util.DecodeObjects([]byte(doc))
+			rts, err := manifest.Decode([]byte(doc))
 			gomega.Expect(err).NotTo(gomega.HaveOccurred(), file)
 			out = append(out, rts...)
 		}

@@ -46,12 +46,8 @@ var _ = ginkgo.BeforeSuite(func() {
 	out, err := build.CombinedOutput()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
 
-	gomega.Expect(fwk.Start(ctx)).To(gomega.Succeed())
+	fwk.StartSuite(ctx)
 	k8sClient = fwk.Client
 	kubeconfig, err = fwk.WriteKubeconfig(dir)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-})
-
-var _ = ginkgo.AfterSuite(func() {
-	gomega.Expect(fwk.Stop()).To(gomega.Succeed())
 })

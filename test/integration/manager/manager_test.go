@@ -47,7 +47,7 @@ func TestManager(t *testing.T) {
 
 var _ = ginkgo.BeforeSuite(func() {
 	ctx = context.Background()
-	gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
+	env.StartSuite(ctx)
 	k8sClient = env.Client
 	dir := ginkgo.GinkgoT().TempDir()
 	binary = filepath.Join(dir, "manager")
@@ -83,10 +83,6 @@ func createWebhookConfigurations() {
 			AdmissionReviewVersions: []string{"v1"}, ClientConfig: admissionv1.WebhookClientConfig{Service: svc}}},
 	})).To(gomega.Succeed())
 }
-
-var _ = ginkgo.AfterSuite(func() {
-	gomega.Expect(env.Stop()).To(gomega.Succeed())
-})
 
 // process is a running manager.
 type process struct {

@@ -1,21 +1,17 @@
 package schema
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/manifest"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	"github.com/gantry-ml/gantry/test/util"
 )
@@ -83,26 +79,9 @@ var _ = ginkgo.Describe("Shipped runtimes and examples", func() {
 
 // readObjects decodes every document of a YAML file.
 func readObjects(path string) []*unstructured.Unstructured {
-	data, err := os.ReadFile(path)
+	objs, err := manifest.ReadFile(path)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	return decodeObjects(data)
-}
-
-// decodeObjects decodes every document of a YAML stream.
-func decodeObjects(data []byte) []*unstructured.Unstructured {
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return objs
-		}
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
+	return objs
 }
 
 var _ = ginkgo.Describe("kubectl get trainjobs", func() {

@@ -27,12 +27,8 @@ func TestSchema(t *testing.T) {
 
 var _ = ginkgo.BeforeSuite(func() {
 	ctx = context.Background()
-	gomega.Expect(fwk.Start(ctx)).To(gomega.Succeed())
+	fwk.StartSuite(ctx)
 	k8sClient = fwk.Client
-})
-
-var _ = ginkgo.AfterSuite(func() {
-	gomega.Expect(fwk.Stop()).To(gomega.Succeed())
 })
 
 func newNamespace() string {

@@ -1,7 +1,6 @@
 package statusserver
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -19,6 +17,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -100,28 +99,19 @@ var _ = ginkgo.Describe("TrainJobStatus injection", func() {
 		applies := mgr.Applies()
 
 		ginkgo.By("touching the TrainJob three times")
-		reconciles := reconcileCount()
-		for i := range 3 {
-			gomega.Eventually(func(g gomega.Gomega) {
-				cur := &trainer.TrainJob{}
-				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur)).To(gomega.Succeed())
-				cur.Annotations = map[string]string{"touch": fmt.Sprint(i)}
-				g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
-			}, util.Timeout, util.Interval).Should(gomega.Succeed())
-		}
-		gomega.Eventually(reconcileCount, util.Timeout, util.Interval).Should(gomega.BeNumerically(">=", reconciles+3))
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 3)
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(versions(g)).To(gomega.Equal(before))
 			g.Expect(mgr.Applies()).To(gomega.Equal(applies), "a reconcile with nothing to change sent an apply")
 		}, "2s", util.Interval).Should(gomega.Succeed())
 
 		ginkgo.By("reporting progress three times")
-		reconciles = reconcileCount()
+		reconciles := fwk.TrainJobReconciles()
 		for i := range 3 {
 			code, body := post(gomega.Default, statusURL(ns, "job"), token, report(int32(i), 1, time.Now()))
 			gomega.Expect(code).To(gomega.Equal(http.StatusOK), body)
 		}
-		gomega.Consistently(reconcileCount, "2s", util.Interval).Should(gomega.Equal(reconciles))
+		gomega.Consistently(fwk.TrainJobReconciles, "2s", util.Interval).Should(gomega.Equal(reconciles))
 		gomega.Expect(mgr.Applies()).To(gomega.Equal(applies))
 	})
 })
@@ -184,22 +174,3 @@ var _ = ginkgo.Describe("The status server CA", ginkgo.Ordered, ginkgo.Serial, f
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 })
-
-func reconcileCount() float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "trainjob_controller" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
-}

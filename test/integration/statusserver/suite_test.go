@@ -60,7 +60,7 @@ func TestStatusServer(t *testing.T) {
 
 var _ = ginkgo.BeforeSuite(func() {
 	ctx = context.Background()
-	gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
+	env.StartSuite(ctx)
 	k8sClient = env.Client
 	gomega.Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}})).To(gomega.Succeed())
 
@@ -87,7 +87,7 @@ var _ = ginkgo.BeforeSuite(func() {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	serverAddr = ln.Addr().String()
-	mgr, err = env.StartManager(ctx, func(m manager.Manager) error {
+	mgr = env.StartSuiteManager(ctx, func(m manager.Manager) error {
 		bundle, err := cert.NewCABundle(m.GetConfig(), m.GetScheme(), m.GetRESTMapper(), caSecret)
 		if err != nil {
 			return err
@@ -123,19 +123,11 @@ var _ = ginkgo.BeforeSuite(func() {
 		}
 		return m.Add(srv)
 	})
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	// Serving, and the verifier knows the issuer: a bad token is refused (403), not 500.
 	gomega.Eventually(func(g gomega.Gomega) {
 		code, _ := post(g, statusURL("ns", "job"), "not-a-token", "{}")
 		g.Expect(code).To(gomega.Equal(http.StatusForbidden))
 	}, "30s", util.Interval).Should(gomega.Succeed())
-})
-
-var _ = ginkgo.AfterSuite(func() {
-	if mgr != nil {
-		gomega.Expect(mgr.Stop()).To(gomega.Succeed())
-	}
-	gomega.Expect(env.Stop()).To(gomega.Succeed())
 })
 
 func statusURL(namespace, name string) string {

@@ -33,24 +33,15 @@ func TestWebhook(t *testing.T) {
 
 var _ = ginkgo.BeforeSuite(func() {
 	ctx = context.Background()
-	gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
+	env.StartSuite(ctx)
 	k8sClient = env.Client
-	var err error
-	mgr, err = env.StartManager(ctx, func(m manager.Manager) error {
+	mgr = env.StartSuiteManager(ctx, func(m manager.Manager) error {
 		rt, err := plugins.NewRuntime(framework.Options{})
 		if err != nil {
 			return err
 		}
 		return webhook.Setup(m, rt, clock.RealClock{})
 	})
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-})
-
-var _ = ginkgo.AfterSuite(func() {
-	if mgr != nil {
-		gomega.Expect(mgr.Stop()).To(gomega.Succeed())
-	}
-	gomega.Expect(env.Stop()).To(gomega.Succeed())
 })
 
 func newNamespace() string {
