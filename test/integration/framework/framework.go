@@ -21,6 +21,9 @@ import (
 type Framework struct {
 	// Webhooks installs Gantry's webhook configurations; managers then serve them.
 	Webhooks bool
+	// WithoutGantryCRDs starts a cluster Gantry was never installed on (only the external CRDs),
+	// for suites that install Gantry's CRDs themselves, as helm does.
+	WithoutGantryCRDs bool
 
 	env *envtest.Environment
 
@@ -32,7 +35,7 @@ type Framework struct {
 	Scheme *runtime.Scheme
 }
 
-// CRDPaths are the CRD directories every suite installs: Gantry's generated CRDs, JobSet's and the
+// CRDPaths are the CRD directories every suite installs: Gantry's generated CRDs (first), JobSet's and the
 // coscheduling PodGroup's, read from the module cache at the versions go.mod pins.
 func CRDPaths() ([]string, error) {
 	jobset, err := util.ModuleDir("sigs.k8s.io/jobset")
@@ -59,6 +62,9 @@ func (f *Framework) Start(_ context.Context) error {
 	paths, err := CRDPaths()
 	if err != nil {
 		return err
+	}
+	if f.WithoutGantryCRDs {
+		paths = paths[1:]
 	}
 	f.Scheme, err = scheme.New()
 	if err != nil {

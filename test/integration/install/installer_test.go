@@ -10,6 +10,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	"github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -34,13 +35,13 @@ var _ = ginkgo.Describe("The chart's runtime installer", ginkgo.Ordered, func() 
 		objs, err := util.HelmTemplate("kubeflow-system", args...)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		job := renderedHook(objs, "post-install,post-upgrade")
-		return objs, runInstaller(job.Spec.Template.Spec, renderedConfigMaps(objs))
+		return objs, installer.Run(job.Spec.Template.Spec, renderedConfigMaps(objs))
 	}
 
 	ginkgo.It("applies the enabled runtimes whole", func() {
 		objs, out := install("--set", "runtimes.torchDistributed.enabled=true",
 			"--set", "runtimes.deepspeedDistributed.enabled=true", "--set", "runtimes.torchtuneDistributed.llama3_2_1B.enabled=true")
-		gomega.Expect(runtimeNames(ours)).To(gomega.ConsistOf("torch-distributed", "deepspeed-distributed", "torchtune-llama3.2-1b"))
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.ConsistOf("torch-distributed", "deepspeed-distributed", "torchtune-llama3.2-1b"))
 		gomega.Expect(out).To(gomega.ContainSubstring("clustertrainingruntime/deepspeed-distributed applied\n"))
 		for _, want := range runtimesOf(objs) {
 			got := &unstructured.Unstructured{}
@@ -55,7 +56,7 @@ var _ = ginkgo.Describe("The chart's runtime installer", ginkgo.Ordered, func() 
 
 	ginkgo.It("on an upgrade, deletes the runtimes it installed that are no longer enabled, and only those", func() {
 		_, out := install("--set", "runtimes.torchDistributed.enabled=true", "--set", "runtimes.jaxDistributed.enabled=true")
-		gomega.Expect(runtimeNames(ours)).To(gomega.ConsistOf("torch-distributed", "jax-distributed"))
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.ConsistOf("torch-distributed", "jax-distributed"))
 		gomega.Expect(out).To(gomega.ContainSubstring("clustertrainingruntime/deepspeed-distributed deleted\n"))
 		gomega.Expect(runtimeExists("site-torch")).To(gomega.BeTrue())
 		gomega.Expect(runtimeExists("other-release-torch")).To(gomega.BeTrue())
@@ -65,18 +66,18 @@ var _ = ginkgo.Describe("The chart's runtime installer", ginkgo.Ordered, func() 
 		objs, err := util.HelmTemplate("kubeflow-system", "--is-upgrade")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		job := renderedHook(objs, "post-install,post-upgrade")
-		runInstaller(job.Spec.Template.Spec, renderedConfigMaps(objs))
-		gomega.Expect(runtimeNames(ours)).To(gomega.BeEmpty())
+		installer.Run(job.Spec.Template.Spec, renderedConfigMaps(objs))
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.BeEmpty())
 		gomega.Expect(runtimeExists("site-torch")).To(gomega.BeTrue())
 	})
 
 	ginkgo.It("removes the runtimes it installed on uninstall", func() {
 		objs, _ := install("--set", "runtimes.defaultEnabled=true")
-		gomega.Expect(runtimeNames(ours)).To(gomega.HaveLen(8))
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.HaveLen(8))
 		job := renderedHook(objs, "pre-delete")
-		out := runInstaller(job.Spec.Template.Spec, renderedConfigMaps(objs))
+		out := installer.Run(job.Spec.Template.Spec, renderedConfigMaps(objs))
 		gomega.Expect(out).To(gomega.ContainSubstring("clustertrainingruntime/xgboost-distributed deleted\n"))
-		gomega.Expect(runtimeNames(ours)).To(gomega.BeEmpty())
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.BeEmpty())
 		gomega.Expect(runtimeExists("site-torch")).To(gomega.BeTrue())
 		gomega.Expect(runtimeExists("other-release-torch")).To(gomega.BeTrue())
 	})

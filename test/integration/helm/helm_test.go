@@ -1,4 +1,4 @@
-package install
+package helm
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -37,7 +38,7 @@ type helmRun struct {
 }
 
 func startHelm(home string, args ...string) *helmRun {
-	cmd, err := util.HelmCommand(home, append(args, "--kubeconfig", kubeconfig)...)
+	cmd, err := util.HelmCommand(home, append(args, "--kubeconfig", installer.Kubeconfig)...)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	r := &helmRun{cmd: cmd}
 	cmd.Stdout, cmd.Stderr = &r.out, &r.out
@@ -58,7 +59,7 @@ func completeHook(ns, name string) {
 	gomega.Eventually(func() error {
 		return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job)
 	}, time.Minute, util.Interval).Should(gomega.Succeed(), "helm creates the hook Job %s", name)
-	runInstaller(job.Spec.Template.Spec, func(cm string) map[string]string {
+	installer.Run(job.Spec.Template.Spec, func(cm string) map[string]string {
 		obj := &corev1.ConfigMap{}
 		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: cm}, obj)).To(gomega.Succeed())
 		return obj.Data
@@ -96,19 +97,10 @@ var _ = ginkgo.Describe("helm install, upgrade and uninstall", ginkgo.Ordered, f
 		home, err = os.MkdirTemp("", "gantry-helm-home-")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		ginkgo.DeferCleanup(func() { _ = os.RemoveAll(home) })
-		// A cluster without Gantry: the suite's control plane came with its CRDs, the chart
-		// brings its own.
+		// The suite's control plane has no Gantry CRDs: the chart brings its own.
 		for _, name := range gantryCRDs {
-			gomega.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, crd(name)))).To(gomega.Succeed())
+			gomega.Expect(exists(crd(name), "", name)).To(gomega.BeFalse(), name)
 		}
-		gomega.Eventually(func() bool {
-			for _, name := range gantryCRDs {
-				if exists(crd(name), "", name) {
-					return false
-				}
-			}
-			return true
-		}, time.Minute, util.Interval).Should(gomega.BeTrue())
 	})
 
 	ginkgo.It("installs in one step: CRDs, JobSet, the manager and the runtimes", func() {
@@ -126,7 +118,7 @@ var _ = ginkgo.Describe("helm install, upgrade and uninstall", ginkgo.Ordered, f
 		gomega.Expect(exists(&appsv1.Deployment{}, ns, "kubeflow-trainer-controller-manager")).To(gomega.BeTrue())
 		gomega.Expect(exists(&appsv1.Deployment{}, ns, "jobset-controller")).To(gomega.BeTrue())
 		gomega.Expect(exists(&corev1.ConfigMap{}, ns, "kubeflow-trainer-public")).To(gomega.BeTrue())
-		gomega.Expect(runtimeNames(ours)).To(gomega.ConsistOf("torch-distributed", "deepspeed-distributed"))
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.ConsistOf("torch-distributed", "deepspeed-distributed"))
 	})
 
 	ginkgo.It("upgrades: the runtimes follow the values", func() {
@@ -135,14 +127,14 @@ var _ = ginkgo.Describe("helm install, upgrade and uninstall", ginkgo.Ordered, f
 			"--timeout", "2m")
 		completeHook(ns, "kubeflow-trainer-runtime-installer")
 		gomega.Expect(run.wait()).To(gomega.ContainSubstring("STATUS: deployed"))
-		gomega.Expect(runtimeNames(ours)).To(gomega.ConsistOf("torch-distributed", "jax-distributed"))
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.ConsistOf("torch-distributed", "jax-distributed"))
 	})
 
 	ginkgo.It("uninstalls: the runtimes and the manager go, the CRDs stay", func() {
 		run := startHelm(home, "uninstall", "gantry", "--namespace", ns, "--timeout", "2m")
 		completeHook(ns, "kubeflow-trainer-runtime-cleanup")
 		gomega.Expect(run.wait()).To(gomega.ContainSubstring("release \"gantry\" uninstalled"))
-		gomega.Expect(runtimeNames(ours)).To(gomega.BeEmpty())
+		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.BeEmpty())
 		gomega.Expect(exists(&appsv1.Deployment{}, ns, "kubeflow-trainer-controller-manager")).To(gomega.BeFalse())
 		gomega.Expect(exists(&appsv1.Deployment{}, ns, "jobset-controller")).To(gomega.BeFalse())
 		for _, name := range gantryCRDs {
