@@ -37,6 +37,7 @@ type options struct {
 	manager            string
 	timeout            time.Duration
 	concurrency        int
+	featureGates       string
 	clientsUnlimited   bool
 	pprof              bool
 	pprofDuration      time.Duration
@@ -60,6 +61,7 @@ func parseOptions() *options {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit of every wait")
 	flag.BoolVar(&o.clientsUnlimited, "clients-unlimited", false, "the harness's TrainJob clients have no rate limit in every scenario; only the manager's follow the scenario")
 	flag.IntVar(&o.concurrency, "concurrency", 0, "TrainJob controller concurrency (controller.groupKindConcurrency); 0 keeps the manager's default")
+	flag.StringVar(&o.featureGates, "feature-gates", "", "the manager's --feature-gates (e.g. TrainJobStatus=false); empty keeps the defaults")
 	flag.BoolVar(&o.pprof, "pprof", false, "profile the manager (CPU during creation, heap after) into the scenario directories")
 	flag.DurationVar(&o.pprofDuration, "pprof-duration", 20*time.Second, "length of the CPU profile")
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names to run (default: all)")
@@ -170,6 +172,13 @@ func prepareOut(o *options, scenarios []scenario) error {
 	return err
 }
 
+func featureGatesLabel(gates string) string {
+	if gates == "" {
+		return "defaults"
+	}
+	return "defaults, except " + gates
+}
+
 func newReport(o *options) *Report {
 	ls := []limits{o.defaults, unlimited}
 	return &Report{
@@ -178,7 +187,7 @@ func newReport(o *options) *Report {
 			ClientsUnlimited: o.clientsUnlimited,
 			Webhooks: "Gantry's mutating and validating webhooks are registered as installed (config/webhook), " +
 				"served by the manager with envtest's certificate (certManagement off)",
-			FeatureGates: "defaults",
+			FeatureGates: featureGatesLabel(o.featureGates),
 			Timing: "watch-observed times on the harness's clock (creationTimestamps have 1 s resolution); " +
 				"peak RSS is VmHWM of /proc/<pid>/status, CPU is utime+stime of /proc/<pid>/stat, both read just before the manager is stopped",
 		},

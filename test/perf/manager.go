@@ -47,7 +47,9 @@ type managerSettings struct {
 	limits limits
 	// concurrency of the TrainJob controller; 0 keeps the manager's default.
 	concurrency int
-	pprof       bool
+	// featureGates is passed as --feature-gates when set.
+	featureGates string
+	pprof        bool
 }
 
 // managerConfig is the Configuration the benchmark runs the manager with: the defaults, except
@@ -87,6 +89,9 @@ func startManager(binary, dir, name string, cp *controlPlane, s managerSettings)
 		return nil, err
 	}
 	args := []string{"--config", config, "--webhook-cert-dir", certDir}
+	if s.featureGates != "" {
+		args = append(args, "--feature-gates", s.featureGates)
+	}
 	if s.pprof {
 		p.pprof = fmt.Sprintf("127.0.0.1:%d", ports[3])
 		args = append(args, "--pprof-bind-address", p.pprof)

@@ -27,7 +27,7 @@ type Parameters struct {
 	Unrelated        unrelatedSpec `json:"unrelated"`
 	// Webhooks says how admission is set up: Gantry's webhooks are registered as installed.
 	Webhooks string `json:"webhooks"`
-	// FeatureGates are the manager's: the defaults.
+	// FeatureGates are the manager's: the defaults, or the defaults with -feature-gates applied.
 	FeatureGates string `json:"featureGates"`
 	// Timing says where the times come from.
 	Timing string `json:"timing"`

@@ -215,7 +215,7 @@ func (r *gantryRun) createUnrelated(ctx context.Context) error {
 // startManager starts a manager process and waits until it serves and has built a warm-up
 // TrainJob in its own namespace, so the measurement starts with a manager that is fully up.
 func (r *gantryRun) startManager(ctx context.Context, name string) (*managerProcess, error) {
-	m, err := startManager(r.o.manager, r.dir, name, r.cp, managerSettings{limits: r.sc.limits, concurrency: r.o.concurrency, pprof: r.o.pprof})
+	m, err := startManager(r.o.manager, r.dir, name, r.cp, managerSettings{limits: r.sc.limits, concurrency: r.o.concurrency, featureGates: r.o.featureGates, pprof: r.o.pprof})
 	if err != nil {
 		return nil, err
 	}
