@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/features"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -111,6 +112,13 @@ func run(ctx context.Context, o *options) error {
 	scenarios := o.scenarios()
 	if len(scenarios) == 0 {
 		return fmt.Errorf("no scenario matches -scenarios %s", strings.Join(o.only, ","))
+	}
+	// The manager's own gate set parses the value, on a copy, so a typo fails before any
+	// control plane starts rather than as a manager that never gets ready.
+	if o.featureGates != "" {
+		if err := features.Gates().DeepCopy().Set(o.featureGates); err != nil {
+			return fmt.Errorf("-feature-gates: %w", err)
+		}
 	}
 	if err := prepareOut(o, scenarios); err != nil {
 		return err
