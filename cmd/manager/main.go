@@ -150,21 +150,16 @@ func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan st
 	}
 	log := ctrl.Log.WithName("setup")
 	mapper := mgr.GetRESTMapper()
-	entries := plugins.WithInstalledCRDs(plugins.Builtin(),
-		func(gvk schema.GroupVersionKind) bool {
-			_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			return err == nil
-		},
-		func(name string, gvk schema.GroupVersionKind) {
-			log.Info("CRD not installed; plugin disabled", "plugin", name, "kind", gvk.String())
-		})
-	var fwkOpts framework.Options
+	fwkOpts := framework.Options{Log: log, Installed: func(gvk schema.GroupVersionKind) bool {
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		return err == nil
+	}}
 	var ctrlOpts []controller.Option
 	if status != nil {
 		fwkOpts.StatusServerURL = status.url
 		ctrlOpts = append(ctrlOpts, controller.WithStatusServerCA(status.ca))
 	}
-	rt, err := plugins.NewRuntimeOf(entries, fwkOpts)
+	rt, err := plugins.NewRuntime(fwkOpts)
 	if err != nil {
 		return err
 	}

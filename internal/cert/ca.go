@@ -3,6 +3,7 @@ package cert
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,16 @@ import (
 
 // CAKey is the key of the CA in the webhook certificate Secret.
 const CAKey = "ca.crt"
+
+// ErrCAMissing is wrapped by CA when the Secret or its CA does not exist (as opposed to an error
+// reading it): with certManagement off and no certificate provided, for instance.
+var ErrCAMissing = errors.New("no status server CA")
+
+// missingCA is an error that says what is missing and matches ErrCAMissing.
+type missingCA string
+
+func (e missingCA) Error() string        { return string(e) }
+func (e missingCA) Is(target error) bool { return target == ErrCAMissing }
 
 // CABundle reads the CA of the webhook certificate Secret, which training pods trust for the
 // status server, through a cache of its own that holds only that Secret: the manager's Secret
@@ -55,13 +66,13 @@ func (b *CABundle) CA(ctx context.Context) (string, error) {
 	secret := &corev1.Secret{}
 	if err := b.reader.Get(ctx, b.key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("the webhook certificate Secret %s does not exist; the status server's CA is copied from its %s", b.key, CAKey)
+			return "", missingCA(fmt.Sprintf("the webhook certificate Secret %s does not exist; the status server's CA is copied from its %s", b.key, CAKey))
 		}
 		return "", fmt.Errorf("reading the webhook certificate Secret %s: %w", b.key, err)
 	}
 	ca := secret.Data[CAKey]
 	if len(bytes.TrimSpace(ca)) == 0 {
-		return "", fmt.Errorf("the webhook certificate Secret %s has no %s; the status server's CA is copied from it", b.key, CAKey)
+		return "", missingCA(fmt.Sprintf("the webhook certificate Secret %s has no %s; the status server's CA is copied from it", b.key, CAKey))
 	}
 	return string(ca), nil
 }

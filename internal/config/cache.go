@@ -2,9 +2,10 @@ package config
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/gantry-ml/gantry/internal/apply"
 )
 
 var stripManagedFields = cache.TransformStripManagedFields()
@@ -26,7 +27,7 @@ func trim(in any) (any, error) {
 // the templates missing and applies, as it must anyway.
 func trimRunningJobSet(js *jobsetv1alpha2.JobSet) (any, error) {
 	js.ManagedFields = nil
-	if ptr.Deref(js.Spec.Suspend, false) {
+	if apply.Suspended(js) {
 		return js, nil
 	}
 	for i := range js.Spec.ReplicatedJobs {

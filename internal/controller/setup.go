@@ -17,8 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
-	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
-	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/cert"
@@ -27,8 +25,8 @@ import (
 )
 
 // SetupWithManager registers the TrainJob controller. It owns JobSets, and the ConfigMaps, Secrets
-// and PodGroups it creates; a PodGroup kind whose CRD is not installed is skipped with one log
-// line. A missing JobSet CRD is an error: nothing can run without it.
+// and plugin kinds (PodGroups) it creates; a plugin kind whose CRD is not installed is skipped
+// with one log line. A missing JobSet CRD is an error: nothing can run without it.
 func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	log := mgr.GetLogger().WithName("setup")
 	mapper := mgr.GetRESTMapper()
@@ -57,18 +55,15 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 		}
 	}
-	for _, pg := range []struct {
-		obj client.Object
-		gvk schema.GroupVersionKind
-	}{
-		{&schedulerpluginsv1alpha1.PodGroup{}, schedulerpluginsv1alpha1.SchemeGroupVersion.WithKind("PodGroup")},
-		{&volcanov1beta1.PodGroup{}, volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup")},
-	} {
-		if !installed(mapper, pg.gvk.GroupKind(), pg.gvk.Version) {
-			log.Info("PodGroup CRD not installed; its gang scheduling plugin cannot create PodGroups", "group", pg.gvk.Group)
+	// The kinds the plugins build beyond the core ones (PodGroups); a plugin whose CRD is missing
+	// is not in the framework (see framework.Options.Installed), and a kind that went missing
+	// since would fail the start, so it is checked again.
+	for _, k := range r.runtime.Framework().OwnedKinds() {
+		if !installed(mapper, k.GVK.GroupKind(), k.GVK.Version) {
+			log.Info("CRD not installed; the objects of its kind are not watched", "kind", k.GVK.String())
 			continue
 		}
-		b = b.Owns(pg.obj, notCreated)
+		b = b.Owns(k.New(), notCreated)
 	}
 	return b.Complete(r)
 }
@@ -99,7 +94,7 @@ func WithStatusServerCA(ca *cert.CABundle) Option {
 func SetupControllers(mgr ctrl.Manager, rt *core.Runtime, opts ...Option) error {
 	//nolint:staticcheck // The core/v1 recorder sets firstTimestamp, which the Kubeflow SDK filters events on.
 	recorder := mgr.GetEventRecorderFor("trainer-trainjob-controller")
-	tj, err := NewTrainJobReconciler(mgr.GetClient(), rt, recorder, clock.RealClock{})
+	tj, err := NewTrainJobReconciler(mgr.GetClient(), mgr.GetAPIReader(), rt, recorder, clock.RealClock{})
 	if err != nil {
 		return err
 	}

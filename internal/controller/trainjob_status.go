@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
 // isFinished reports whether the TrainJob has reached Complete or Failed. A finished TrainJob is
@@ -111,4 +112,44 @@ func setBuildError(status *trainer.TrainJobStatus, previous *trainer.TrainJobBui
 		return
 	}
 	status.BuildError = &trainer.TrainJobBuildError{Message: msg, Time: now}
+}
+
+// setJobSetDeleted fails a TrainJob whose JobSet was deleted before it finished: starting the
+// training again from scratch would overwrite what it wrote, so it ends here instead.
+func setJobSetDeleted(status *trainer.TrainJobStatus, tj *trainer.TrainJob, now metav1.Time) {
+	apimeta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type:               trainer.TrainJobFailed,
+		Status:             metav1.ConditionTrue,
+		Reason:             ReasonJobSetDeleted,
+		Message:            "the JobSet was deleted before it finished; Gantry does not start the training again (suspend and resume the TrainJob to run it anew)",
+		ObservedGeneration: tj.Generation,
+		LastTransitionTime: now,
+	})
+}
+
+// deadlineFailed reports whether the TrainJob failed for its activeDeadlineSeconds.
+func deadlineFailed(status *trainer.TrainJobStatus) bool {
+	c := apimeta.FindStatusCondition(status.Conditions, trainer.TrainJobFailed)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == trainer.TrainJobDeadlineExceededReason
+}
+
+// setDisabledFeatures records the optional features this build left out, and queues one Warning
+// event per feature newly off (or off for another reason): told once, not on every build.
+func setDisabledFeatures(s *scope, disabled []runtime.DisabledFeature) {
+	previous := map[string]string{}
+	for _, f := range s.tj.Status.DisabledFeatures {
+		previous[f.Name] = f.Message
+	}
+	var features []trainer.TrainJobDisabledFeature
+	for _, d := range disabled {
+		msg := d.Message
+		if len(msg) > maxBuildErrorMessage {
+			msg = msg[:maxBuildErrorMessage-4] + " ..."
+		}
+		features = append(features, trainer.TrainJobDisabledFeature{Name: d.Name, Message: msg})
+		if old, ok := previous[d.Name]; !ok || old != msg {
+			s.warn(d.Name+disabledSuffix, msg)
+		}
+	}
+	s.status.DisabledFeatures = features
 }

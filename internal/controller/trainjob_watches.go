@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -17,6 +18,7 @@ import (
 func (r *TrainJobReconciler) unfinishedTrainJobs(ctx context.Context) []reconcile.Request {
 	list := &trainer.TrainJobList{}
 	if err := r.client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing TrainJobs to rebuild after a change of the status server CA")
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))

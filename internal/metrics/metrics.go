@@ -4,6 +4,7 @@ package metrics
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,7 +49,10 @@ var (
 // Register adds the metrics, and a collector of TrainJobs by state and runtime read from reader
 // (the manager's cache) at scrape time, to controller-runtime's registry.
 func Register(reader client.Reader) error {
-	for _, c := range []prometheus.Collector{ReconcileErrors, JobSetCreationSeconds, DurationSeconds, &stateCollector{reader: reader}} {
+	// The registry is the process's; a later manager (a restart inside one process, as tests do)
+	// points the one collector at its own cache, since the earlier cache never answers again.
+	states.reader.Store(&reader)
+	for _, c := range []prometheus.Collector{ReconcileErrors, JobSetCreationSeconds, DurationSeconds, states} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
 			if _, already := err.(prometheus.AlreadyRegisteredError); !already { //nolint:errorlint // the registry returns this type unwrapped
 				return err
@@ -92,14 +96,25 @@ var trainJobsDesc = prometheus.NewDesc("kubeflow_trainer_trainjobs",
 
 // stateCollector counts TrainJobs at scrape time, so the gauge never drifts from the cluster.
 type stateCollector struct {
-	reader client.Reader
+	reader atomic.Pointer[client.Reader]
 }
+
+var states = &stateCollector{}
+
+// collectTimeout bounds a scrape's read of the cache, which waits while the cache is not synced.
+const collectTimeout = 5 * time.Second
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- trainJobsDesc }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	list := &trainer.TrainJobList{}
-	if err := c.reader.List(context.Background(), list); err != nil {
+	reader := c.reader.Load()
+	if reader == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
+	defer cancel()
+	if err := (*reader).List(ctx, list); err != nil {
 		ch <- prometheus.NewInvalidMetric(trainJobsDesc, err)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -39,7 +40,10 @@ kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrai
 kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Running"} 2
 kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Suspended"} 1
 `
-	if err := testutil.CollectAndCompare(&stateCollector{reader: c}, strings.NewReader(want)); err != nil {
+	collector := &stateCollector{}
+	var reader client.Reader = c
+	collector.reader.Store(&reader)
+	if err := testutil.CollectAndCompare(collector, strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
 }

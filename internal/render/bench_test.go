@@ -11,7 +11,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	gruntime "github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
@@ -27,17 +27,17 @@ func benchmarkRender(b *testing.B, tj *trainer.TrainJob, rt client.Object, first
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		objs, err := r.NewObjectsIn(ctx, tj, rt, Environment(PlaceholderCA))
+		build, err := r.NewObjects(ctx, tj, rt, Observed(PlaceholderCA))
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, o := range objs {
+		for _, o := range build.Objects {
 			if firstBuild && o.Complete != nil && o.GetObjectKind().GroupVersionKind().Kind != "Secret" {
 				if err := o.Complete(); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if _, err := gruntime.ToUnstructured(o.Object); err != nil {
+			if _, err := apply.ToUnstructured(o.Object); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -80,7 +80,7 @@ func BenchmarkRenderMPI1000Nodes(b *testing.B) {
 	rt := utiltesting.MakeClusterTrainingRuntimeWrapper("deepspeed-distributed").Spec(spec).Obj()
 	tj := utiltesting.MakeTrainJobWrapper("default", "mpi").Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1000).Obj()).Obj()
 	tj.UID = "uid"
-	info, err := mustRuntime(b).RuntimeInfo(tj, rt)
+	info, err := mustRuntime(b).RuntimeInfo(tj, rt, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -66,9 +66,9 @@ func FuzzPipeline(f *testing.F) {
 			return
 		}
 		ctr.Name = runtimeName
-		objs, err := rt.NewObjectsIn(context.Background(), tj, ctr, Environment(PlaceholderCA))
+		build, err := rt.NewObjects(context.Background(), tj, ctr, Observed(PlaceholderCA))
 		if err == nil {
-			for _, o := range objs {
+			for _, o := range build.Objects {
 				if o.Complete != nil {
 					continue // key generation is not under test
 				}

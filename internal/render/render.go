@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/features"
 	gruntime "github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
@@ -45,27 +46,27 @@ func NewRuntimeWithStatus(trainJobStatus bool) (*core.Runtime, error) {
 	return plugins.NewRuntime(opts)
 }
 
-// Environment is what the cluster would provide to a build: the status server CA ca (no
+// Observed is what the cluster would provide to a build: the status server CA ca (no
 // LimitRanges or RuntimeClasses).
-func Environment(ca string) *gruntime.Environment {
-	return &gruntime.Environment{StatusServerCA: ca}
+func Observed(ca string) *gruntime.Observed {
+	return &gruntime.Observed{StatusServerCA: ca}
 }
 
 // Objects renders every object the controller would apply for the input's TrainJob, in apply
 // order: the runtime snapshot, then each plugin's objects in registry order.
 func Objects(ctx context.Context, rt *core.Runtime, in *Input) ([]*unstructured.Unstructured, error) {
-	objs, err := rt.NewObjectsIn(ctx, in.TrainJob, in.Runtime, Environment(in.StatusServerCA))
+	build, err := rt.NewObjects(ctx, in.TrainJob, in.Runtime, Observed(in.StatusServerCA))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
+	out := make([]*unstructured.Unstructured, 0, len(build.Objects))
+	for _, o := range build.Objects {
 		if o.Complete != nil {
 			if err := o.Complete(); err != nil {
 				return nil, err
 			}
 		}
-		u, err := gruntime.ToUnstructured(o.Object)
+		u, err := apply.ToUnstructured(o.Object)
 		if err != nil {
 			return nil, fmt.Errorf("converting %s %s: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
 		}
@@ -98,7 +99,7 @@ func Validate(ctx context.Context, rt *core.Runtime, in *Input) (admission.Warni
 	for _, d := range []*Document{in.RuntimeDocument, in.TrainJobDocument} {
 		errs = append(errs, in.Schemas.Validate(ctx, d.Object.GroupVersionKind(), d.Object.Object)...)
 	}
-	errs = append(errs, core.ValidateRuntime(in.Runtime)...)
+	errs = append(errs, core.ValidateRuntime(in.Runtime, nil)...)
 	warnings, pluginErrs := rt.ValidateObjects(nil, in.TrainJob, in.Runtime, nil)
 	errs = append(errs, pluginErrs...)
 	warnings = append(core.TrainJobWarnings(in.Runtime), warnings...)

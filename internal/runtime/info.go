@@ -44,16 +44,15 @@ type Info struct {
 	// Subdomain is the headless Service name pods are reachable under.
 	Subdomain string
 
-	// JobSet is the TrainJob's existing JobSet as core read it; nil when absent or not read.
-	JobSet *jobsetv1alpha2.JobSet
+	// Observed is what the caller read from the cluster for this build or admission.
+	Observed Observed
 
-	// PriorityClasses are the names of the cluster's PriorityClasses, read for admission; nil
-	// when not read (offline rendering), which skips the checks that need them.
-	PriorityClasses map[string]bool
+	// Disabled are the optional features the plugins left out of this build (Disable).
+	Disabled []DisabledFeature
 
-	// StatusServerCA is the PEM CA bundle of the status server, read before building when the
-	// TrainJobStatus plugin runs; empty when not read.
-	StatusServerCA string
+	// FinalPodSets, at admission only, are the PodSets as the build would leave them (after the
+	// Enforce points), for checks of the final counts; nil when the build would fail.
+	FinalPodSets []PodSet
 }
 
 // Policy is the runtime's ML and gang-scheduling policy.
@@ -179,12 +178,6 @@ func (ps *PodSet) Container(name string) *Container {
 	return nil
 }
 
-// NodeContainer is the name of the training container in every trainer job.
-const NodeContainer = "node"
-
-// AncestorTrainer is the ancestor label value of the trainer job.
-const AncestorTrainer = trainer.AncestorTrainer
-
 // NumGPU returns the GPU count of resources: the first resource whose name contains "gpu"
 // (case-insensitive), in requests, then in limits; 0 without one.
 func NumGPU(r corev1.ResourceRequirements) int64 {
@@ -197,4 +190,16 @@ func NumGPU(r corev1.ResourceRequirements) int64 {
 		}
 	}
 	return 0
+}
+
+// DisabledFeature is an optional feature left out of a build, and why: the TrainJob runs
+// without it.
+type DisabledFeature struct {
+	Name    string
+	Message string
+}
+
+// Disable records that the optional feature name is left out of this build.
+func (i *Info) Disable(name, message string) {
+	i.Disabled = append(i.Disabled, DisabledFeature{Name: name, Message: message})
 }

@@ -1,6 +1,10 @@
 package runtime
 
-import trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+import (
+	"errors"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+)
 
 // MLPolicyKind names the ML framework a runtime selects.
 type MLPolicyKind string
@@ -42,4 +46,32 @@ func (i *Info) TrainerNumNodes(tj *trainer.TrainJob) int32 {
 		return *tj.Spec.Trainer.NumNodes
 	}
 	return i.RuntimePolicy.NumNodes()
+}
+
+// PodGroupPolicyKind names the gang scheduler a runtime selects.
+type PodGroupPolicyKind string
+
+// Pod group policy kinds; NoPodGroup is a runtime without gang scheduling.
+const (
+	NoPodGroup   PodGroupPolicyKind = ""
+	Coscheduling PodGroupPolicyKind = "Coscheduling"
+	Volcano      PodGroupPolicyKind = "Volcano"
+)
+
+// PodGroupKind returns the gang scheduler the policy selects. Runtime validation refuses a
+// runtime choosing both; such a runtime (created with validation disabled) is an error here.
+func (p Policy) PodGroupKind() (PodGroupPolicyKind, error) {
+	pg := p.PodGroupPolicy
+	switch {
+	case pg == nil:
+		return NoPodGroup, nil
+	case pg.Coscheduling != nil && pg.Volcano != nil:
+		return NoPodGroup, errors.New("the runtime's podGroupPolicy sets both coscheduling and volcano; only one gang scheduler can be used")
+	case pg.Coscheduling != nil:
+		return Coscheduling, nil
+	case pg.Volcano != nil:
+		return Volcano, nil
+	default:
+		return NoPodGroup, nil
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -33,46 +32,32 @@ func MergeResources(dst *corev1.ResourceRequirements, src corev1.ResourceRequire
 	}
 }
 
-// Environment is what the cluster provides that the pipeline must know: what it adds to a pod at
-// admission, read only for runtimes with a pod group policy (to size gangs right), and the status
-// server's CA, read only when the TrainJobStatus plugin runs. The controller reads it before
-// building, so plugins stay pure.
-type Environment struct {
-	// LimitRanges of the TrainJob's namespace: their container defaults fill in missing requests.
-	LimitRanges []corev1.LimitRange
-	// RuntimeClasses by name: their pod overhead is added to pods that use them.
-	RuntimeClasses map[string]*nodev1.RuntimeClass
-	// StatusServerCA is the PEM CA bundle the training pods trust for the status server (the
-	// ca.crt of the webhook certificate Secret); empty when not read.
-	StatusServerCA string
-}
-
 // PodRequests are the resources one pod of spec requests, computed as the scheduler does on the
 // created pod: LimitRange defaults fill in missing requests and limits, a limit without a request
 // counts as the request, and the RuntimeClass overhead is set (the apiserver's admission and
 // defaulting); then the larger of the regular containers' sum and each init container's need
-// (sidecars included), plus the overhead. env may be nil.
-func PodRequests(spec *corev1.PodSpec, env *Environment) corev1.ResourceList {
+// (sidecars included), plus the overhead. obs may be nil.
+func PodRequests(spec *corev1.PodSpec, obs *Observed) corev1.ResourceList {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{
-		InitContainers: withDefaultRequests(spec.InitContainers, env),
-		Containers:     withDefaultRequests(spec.Containers, env),
+		InitContainers: withDefaultRequests(spec.InitContainers, obs),
+		Containers:     withDefaultRequests(spec.Containers, obs),
 		Overhead:       spec.Overhead,
 		Resources:      spec.Resources,
 	}}
-	if pod.Spec.Overhead == nil && env != nil && spec.RuntimeClassName != nil {
-		if rc := env.RuntimeClasses[*spec.RuntimeClassName]; rc != nil && rc.Overhead != nil {
+	if pod.Spec.Overhead == nil && obs != nil && spec.RuntimeClassName != nil {
+		if rc := obs.RuntimeClasses[*spec.RuntimeClassName]; rc != nil && rc.Overhead != nil {
 			pod.Spec.Overhead = rc.Overhead.PodFixed
 		}
 	}
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
 
-func withDefaultRequests(in []corev1.Container, env *Environment) []corev1.Container {
+func withDefaultRequests(in []corev1.Container, obs *Observed) []corev1.Container {
 	out := make([]corev1.Container, len(in))
 	for i := range in {
 		res := *in[i].Resources.DeepCopy()
-		if env != nil {
-			applyLimitRangeDefaults(&res, env.LimitRanges)
+		if obs != nil {
+			applyLimitRangeDefaults(&res, obs.LimitRanges)
 		}
 		for name, q := range res.Limits {
 			if res.Requests == nil {

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -78,28 +77,7 @@ func TestPodRequests(t *testing.T) {
 	}
 }
 
-func TestToUnstructured(t *testing.T) {
-	cm := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: "p"},
-		Spec:       corev1.PodSpec{Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}},
-	}
-	got, err := ToUnstructured(cm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{
-		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": "p"},
-		// Empty objects that mean something, like emptyDir, stay.
-		"spec": map[string]any{"containers": nil, "volumes": []any{map[string]any{"name": "scratch", "emptyDir": map[string]any{}}}},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ToUnstructured (-want,+got):\n%s", diff)
-	}
-}
-
-func TestPodRequestsWithEnvironment(t *testing.T) {
+func TestPodRequestsWithObserved(t *testing.T) {
 	spec := &corev1.PodSpec{
 		RuntimeClassName: ptr.To("kata"),
 		Containers: []corev1.Container{
@@ -107,7 +85,7 @@ func TestPodRequestsWithEnvironment(t *testing.T) {
 			{Name: "agent", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("100m")}}},
 		},
 	}
-	env := &Environment{
+	obs := &Observed{
 		LimitRanges: []corev1.LimitRange{{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
 			{Type: corev1.LimitTypePod, DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("9")}},
 			{Type: corev1.LimitTypeContainer,
@@ -119,32 +97,11 @@ func TestPodRequestsWithEnvironment(t *testing.T) {
 	// cpu: node 500m (defaultRequest) + agent 100m (its own) + 250m overhead; memory: 1Gi each
 	// (defaultRequest wins over the default limit for requests); the GPU limit counts as requested.
 	want := corev1.ResourceList{corev1.ResourceCPU: q("850m"), corev1.ResourceMemory: q("2Gi"), "nvidia.com/gpu": q("1")}
-	if diff := cmp.Diff(want, PodRequests(spec, env), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+	if diff := cmp.Diff(want, PodRequests(spec, obs), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("PodRequests (-want,+got):\n%s", diff)
 	}
 	if diff := cmp.Diff(corev1.ResourceList{corev1.ResourceCPU: q("100m")}, PodRequests(&corev1.PodSpec{Containers: spec.Containers[1:]}, nil),
 		cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("PodRequests without an environment (-want,+got):\n%s", diff)
-	}
-}
-
-func TestSubset(t *testing.T) {
-	got := map[string]any{"a": int64(1), "b": []any{"x", map[string]any{"c": true, "d": "extra"}}, "e": "server"}
-	cases := map[string]struct {
-		want any
-		ok   bool
-	}{
-		"fewer fields":             {want: map[string]any{"a": float64(1), "b": []any{"x", map[string]any{"c": true}}}, ok: true},
-		"a different value":        {want: map[string]any{"a": int64(2)}},
-		"a missing field":          {want: map[string]any{"z": "1"}},
-		"a list of another length": {want: map[string]any{"b": []any{"x"}}},
-		"another type":             {want: map[string]any{"a": "1"}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.ok, Subset(tc.want, got)); diff != "" {
-				t.Errorf("Subset (-want,+got):\n%s", diff)
-			}
-		})
 	}
 }

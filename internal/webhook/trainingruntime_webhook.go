@@ -14,8 +14,8 @@ import (
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=clustertrainingruntimes,verbs=create;update,versions=v1alpha1,name=validator.clustertrainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainingruntimes,verbs=create;update,versions=v1alpha1,name=validator.trainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
 
-// RuntimeValidator validates both runtime kinds, on create and on update alike (Kubeflow Trainer
-// skips TrainingRuntime updates).
+// RuntimeValidator validates both runtime kinds on create and update (core.ValidateRuntime says
+// which rules apply to which).
 type RuntimeValidator[T client.Object] struct{}
 
 var (
@@ -25,12 +25,12 @@ var (
 
 // ValidateCreate validates a new runtime.
 func (RuntimeValidator[T]) ValidateCreate(_ context.Context, rt T) (admission.Warnings, error) {
-	return validateRuntime(rt)
+	return validateRuntime(rt, nil)
 }
 
 // ValidateUpdate validates a changed runtime.
-func (RuntimeValidator[T]) ValidateUpdate(_ context.Context, _, rt T) (admission.Warnings, error) {
-	return validateRuntime(rt)
+func (RuntimeValidator[T]) ValidateUpdate(_ context.Context, old, rt T) (admission.Warnings, error) {
+	return validateRuntime(rt, old)
 }
 
 // ValidateDelete allows every deletion: running TrainJobs keep their snapshot.
@@ -38,9 +38,13 @@ func (RuntimeValidator[T]) ValidateDelete(context.Context, T) (admission.Warning
 	return nil, nil
 }
 
-func validateRuntime(rt client.Object) (admission.Warnings, error) {
-	warnings := core.RuntimeWarnings(rt)
-	if errs := core.ValidateRuntime(rt); len(errs) > 0 {
+func validateRuntime(rt, old client.Object) (admission.Warnings, error) {
+	var warnings admission.Warnings
+	if old == nil {
+		// Kubeflow Trainer warns when a deprecated runtime is created, not on every update.
+		warnings = core.RuntimeWarnings(rt)
+	}
+	if errs := core.ValidateRuntime(rt, old); len(errs) > 0 {
 		return warnings, errs.ToAggregate()
 	}
 	return warnings, nil

@@ -19,6 +19,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
@@ -75,7 +76,8 @@ func StampPatchTimes(tj, old *trainer.TrainJob, now metav1.Time) {
 	}
 }
 
-// TrainJobValidator validates TrainJobs against their live runtime.
+// TrainJobValidator validates TrainJobs against their runtime: the live one on create, the
+// snapshot the TrainJob builds from on update.
 type TrainJobValidator struct {
 	client  client.Client
 	runtime *core.Runtime
@@ -103,30 +105,33 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 	if err := core.CheckSupported(tj); err != nil {
 		return nil, field.ErrorList{field.Invalid(refPath, tj.Spec.RuntimeRef, err.Error())}.ToAggregate()
 	}
-	rt, err := core.NewRuntimeObject(tj)
+	if old != nil && !specChanged(old, tj) {
+		// Metadata (labels, finalizers: the garbage collector's foreground deletion) and
+		// suspend: nothing the runtime could refuse, and these updates must go through even
+		// after the runtime is deleted (Kueue preempts by suspending).
+		return nil, nil
+	}
+	lookup := core.SnapshotThenLive
+	if old == nil {
+		lookup = core.LiveOnly
+	}
+	rt, _, err := core.ResolveRuntime(ctx, v.client, tj, lookup)
 	if err != nil {
-		return nil, err
-	}
-	key := client.ObjectKey{Name: tj.Spec.RuntimeRef.Name}
-	kind := "clusterTrainingRuntime"
-	if _, namespaced := rt.(*trainer.TrainingRuntime); namespaced {
-		key.Namespace, kind = tj.Namespace, "trainingRuntime"
-	}
-	if err := v.client.Get(ctx, key, rt); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, field.ErrorList{field.NotFound(refPath, fmt.Sprintf("%s: specified %s must be created before the TrainJob is created", key.Name, kind))}.ToAggregate()
+		var nf *core.RuntimeNotFoundError
+		if errors.As(err, &nf) {
+			kind := "clusterTrainingRuntime"
+			if nf.Kind == trainer.TrainingRuntimeKind {
+				kind = "trainingRuntime"
+			}
+			return nil, field.ErrorList{field.NotFound(refPath, fmt.Sprintf("%s: specified %s must be created before the TrainJob is created", nf.Name, kind))}.ToAggregate()
 		}
 		return nil, fmt.Errorf("reading the runtime: %w", err)
 	}
-	jobSet, err := v.jobSet(ctx, old, tj)
+	obs, err := v.observe(ctx, old, tj, rt)
 	if err != nil {
 		return nil, err
 	}
-	classes, err := v.priorityClasses(ctx, rt)
-	if err != nil {
-		return nil, err
-	}
-	warnings, errs := v.runtime.ValidateObjectsWith(old, tj, rt, jobSet, classes)
+	warnings, errs := v.runtime.ValidateObjects(old, tj, rt, obs)
 	warnings = append(core.TrainJobWarnings(rt), warnings...)
 	if len(errs) > 0 {
 		return warnings, errs.ToAggregate()
@@ -134,36 +139,40 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 	return warnings, nil
 }
 
-// jobSet reads the TrainJob's JobSet on update, for the runtime patch rules.
-func (v *TrainJobValidator) jobSet(ctx context.Context, old, tj *trainer.TrainJob) (*jobsetv1alpha2.JobSet, error) {
-	if old == nil {
-		return nil, nil
-	}
-	js := &jobsetv1alpha2.JobSet{}
-	if err := v.client.Get(ctx, client.ObjectKeyFromObject(tj), js); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("reading the JobSet: %w", err)
-	}
-	return js, nil
+// specChanged reports whether an update changes the spec beyond spec.suspend.
+func specChanged(old, tj *trainer.TrainJob) bool {
+	a, b := old.Spec.DeepCopy(), tj.Spec.DeepCopy()
+	a.Suspend, b.Suspend = nil, nil
+	return !equality.Semantic.DeepEqual(a, b)
 }
 
-// priorityClasses lists PriorityClass names, only for Volcano runtimes, which check them.
-func (v *TrainJobValidator) priorityClasses(ctx context.Context, rt client.Object) (map[string]bool, error) {
+// observe reads what the checks need: the JobSet on update (the runtime patch rules), the
+// PriorityClass names for Volcano runtimes.
+func (v *TrainJobValidator) observe(ctx context.Context, old, tj *trainer.TrainJob, rt client.Object) (*runtime.Observed, error) {
+	obs := &runtime.Observed{}
+	if old != nil {
+		js := &jobsetv1alpha2.JobSet{}
+		err := v.client.Get(ctx, client.ObjectKeyFromObject(tj), js)
+		switch {
+		case err == nil:
+			obs.JobSet = js
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading the JobSet: %w", err)
+		}
+	}
 	spec, err := core.RuntimeSpec(rt)
 	if err != nil || spec.PodGroupPolicy == nil || spec.PodGroupPolicy.Volcano == nil {
-		return nil, err
+		return obs, err
 	}
 	list := &schedulingv1.PriorityClassList{}
 	if err := v.client.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("listing PriorityClasses: %w", err)
 	}
-	names := make(map[string]bool, len(list.Items))
+	obs.PriorityClasses = make(map[string]bool, len(list.Items))
 	for _, pc := range list.Items {
-		names[pc.Name] = true
+		obs.PriorityClasses[pc.Name] = true
 	}
-	return names, nil
+	return obs, nil
 }
 
 var errNilDependency = errors.New("webhook: nil dependency")

@@ -244,6 +244,30 @@ type TrainJobStatus struct {
 	// any condition type it does not know as "Created".
 	// +optional
 	BuildError *TrainJobBuildError `json:"buildError,omitempty"`
+
+	// disabledFeatures are the optional features (progress reporting, gang scheduling) that could
+	// not be set up for this TrainJob, and why: it runs without them. An entry goes away when a
+	// later build, before the TrainJob starts, can set the feature up. A status field for the same
+	// reason as buildError.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	DisabledFeatures []TrainJobDisabledFeature `json:"disabledFeatures,omitempty"`
+}
+
+// TrainJobDisabledFeature is an optional feature a TrainJob runs without.
+type TrainJobDisabledFeature struct {
+	// name of the feature: ProgressReporting or GangScheduling.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+
+	// message says why the feature is off.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message"`
 }
 
 // TrainJobBuildError is the last error building a TrainJob's objects.

@@ -13,14 +13,11 @@ import (
 
 // NewInfo builds the Info of tj over the runtime spec: metadata merged, runtime patches applied,
 // resourcesPerNode merged, PodSets built and the TrainJob's trainer and initializer settings laid
-// over their containers. It reads nothing from the API server.
-func NewInfo(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingRuntimeSpec) (*runtime.Info, error) {
-	return NewInfoIn(tj, runtimeName, spec, nil)
-}
-
-// NewInfoIn is NewInfo with what the cluster adds to pods (LimitRange defaults, RuntimeClass
-// overhead), so pod requests, and the gang sizes built from them, match the created pods.
-func NewInfoIn(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingRuntimeSpec, env *runtime.Environment) (*runtime.Info, error) {
+// over their containers. obs (nil when nothing was read) is what the cluster provides: what it
+// adds to pods (LimitRange defaults, RuntimeClass overhead), so pod requests and the gang sizes
+// built from them match the created pods, and what the plugins check or copy. It reads nothing
+// from the API server.
+func NewInfo(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingRuntimeSpec, obs *runtime.Observed) (*runtime.Info, error) {
 	template, err := applyRuntimePatches(&spec.Template.Spec, tj.Spec.RuntimePatches)
 	if err != nil {
 		return nil, err
@@ -38,8 +35,8 @@ func NewInfoIn(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingR
 		Template:  template,
 		Subdomain: tj.Name,
 	}
-	if env != nil {
-		info.StatusServerCA = env.StatusServerCA
+	if obs != nil {
+		info.Observed = *obs
 	}
 	if template.Network != nil && template.Network.Subdomain != "" {
 		info.Subdomain = template.Network.Subdomain
@@ -52,7 +49,7 @@ func NewInfoIn(tj *trainer.TrainJob, runtimeName string, spec *trainer.TrainingR
 		info.Annotations = mergeMap(info.Annotations, p.TrainingRuntimeSpec.Template.Metadata.Annotations)
 	}
 	mergeResourcesPerNode(info, tj)
-	info.PodSets = newPodSets(template, info.RuntimePolicy, env)
+	info.PodSets = newPodSets(template, info.RuntimePolicy, obs)
 	applyTrainer(info, tj)
 	applyInitializers(info, tj)
 	return info, nil
@@ -78,8 +75,8 @@ func mergeResourcesPerNode(info *runtime.Info, tj *trainer.TrainJob) {
 	}
 	for i := range info.Template.ReplicatedJobs {
 		rj := &info.Template.ReplicatedJobs[i]
-		mpiNode := launcherIsNode(info.RuntimePolicy) && rj.Name == runtime.NodeContainer
-		if !isTrainerJob(rj) && !mpiNode {
+		mpiNode := launcherIsNode(info.RuntimePolicy) && rj.Name == runtime.NodeJob
+		if !runtime.IsTrainerJob(rj) && !mpiNode {
 			continue
 		}
 		for c := range rj.Template.Spec.Template.Spec.Containers {
@@ -90,16 +87,12 @@ func mergeResourcesPerNode(info *runtime.Info, tj *trainer.TrainJob) {
 	}
 }
 
-func isTrainerJob(rj *jobsetv1alpha2.ReplicatedJob) bool {
-	return rj.Template.Labels[trainer.AncestorLabel] == trainer.AncestorTrainer
-}
-
 func launcherIsNode(p runtime.Policy) bool {
 	return p.MLPolicy != nil && p.MLPolicy.MPI != nil && ptr.Deref(p.MLPolicy.MPI.RunLauncherAsNode, false)
 }
 
 // newPodSets builds one PodSet per replicated job, in template order.
-func newPodSets(template *jobsetv1alpha2.JobSetSpec, policy runtime.Policy, env *runtime.Environment) []runtime.PodSet {
+func newPodSets(template *jobsetv1alpha2.JobSetSpec, policy runtime.Policy, obs *runtime.Observed) []runtime.PodSet {
 	podSets := make([]runtime.PodSet, 0, len(template.ReplicatedJobs))
 	for i := range template.ReplicatedJobs {
 		rj := &template.ReplicatedJobs[i]
@@ -112,7 +105,7 @@ func newPodSets(template *jobsetv1alpha2.JobSetSpec, policy runtime.Policy, env 
 			InitContainers:    containers(pod.InitContainers),
 			Containers:        containers(pod.Containers),
 			Volumes:           append([]corev1.Volume(nil), pod.Volumes...),
-			SinglePodRequests: runtime.PodRequests(pod, env),
+			SinglePodRequests: runtime.PodRequests(pod, obs),
 		}
 		if ps.Ancestor != "" {
 			// A step the TrainJob overrides always runs as a single Job.
@@ -127,7 +120,7 @@ func newPodSets(template *jobsetv1alpha2.JobSetSpec, policy runtime.Policy, env 
 // least 1.
 func podCount(rj *jobsetv1alpha2.ReplicatedJob, policy runtime.Policy) int32 {
 	count := ptr.Deref(rj.Template.Spec.Parallelism, 1)
-	if isTrainerJob(rj) && policy.MLPolicy != nil {
+	if runtime.IsTrainerJob(rj) && policy.MLPolicy != nil {
 		count = policy.NumNodes()
 	}
 	return max(count, 1)
@@ -161,7 +154,7 @@ func applyTrainer(info *runtime.Info, tj *trainer.TrainJob) {
 	}
 	targets := []*runtime.Container{info.TrainerContainer()}
 	if launcherIsNode(info.RuntimePolicy) {
-		if ps := info.PodSetByName(runtime.NodeContainer); ps != nil && ps.Ancestor != trainer.AncestorTrainer {
+		if ps := info.PodSetByName(runtime.NodeJob); ps != nil && ps.Ancestor != trainer.AncestorTrainer {
 			targets = append(targets, ps.Container(runtime.NodeContainer))
 		}
 	}

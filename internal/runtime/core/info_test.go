@@ -28,7 +28,7 @@ func TestNewInfoMetadataAndCounts(t *testing.T) {
 		utiltesting.MakeRuntimePatchWrapper("b.io/two").JobSetLabel("tier", "patch-2").JobSetLabel("extra", "x").Obj(),
 	).Obj()
 
-	info, err := NewInfo(tj, "rt", &spec)
+	info, err := NewInfo(tj, "rt", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestNewInfoTrainerAndResources(t *testing.T) {
 		},
 	}).Obj()
 
-	info, err := NewInfo(tj, "rt", &spec)
+	info, err := NewInfo(tj, "rt", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestNewInfoInitializers(t *testing.T) {
 		}).
 		ModelInitializer(&trainer.ModelInitializer{StorageUri: ptr.To("hf://meta-llama/Llama-3.2-1B")}).Obj()
 
-	info, err := NewInfo(tj, "rt", &spec)
+	info, err := NewInfo(tj, "rt", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestNewInfoMPILauncherAsNode(t *testing.T) {
 		Env:              []corev1.EnvVar{{Name: "E", Value: "1"}},
 		ResourcesPerNode: &corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": quantity("1")}},
 	}).Obj()
-	info, err := NewInfo(tj, "rt", &spec)
+	info, err := NewInfo(tj, "rt", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

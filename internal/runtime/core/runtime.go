@@ -15,6 +15,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 )
@@ -89,17 +90,14 @@ func (r *Runtime) Framework() *framework.Framework {
 }
 
 // RuntimeInfo builds tj's Info over the runtime rt and runs every Enforce extension point, so its
-// PodSets are what the JobSet will hold.
-func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object) (*runtime.Info, error) {
-	return r.runtimeInfo(tj, rt, nil)
-}
-
-func (r *Runtime) runtimeInfo(tj *trainer.TrainJob, rt client.Object, env *runtime.Environment) (*runtime.Info, error) {
+// PodSets are what the JobSet will hold. obs is what the caller read from the cluster (nil when
+// nothing).
+func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object, obs *runtime.Observed) (*runtime.Info, error) {
 	spec, err := RuntimeSpec(rt)
 	if err != nil {
 		return nil, err
 	}
-	info, err := NewInfoIn(tj, rt.GetName(), spec, env)
+	info, err := NewInfo(tj, rt.GetName(), spec, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -109,16 +107,19 @@ func (r *Runtime) runtimeInfo(tj *trainer.TrainJob, rt client.Object, env *runti
 	return info, nil
 }
 
-// NewObjects returns every object to apply for tj over the runtime rt: the runtime snapshot first,
-// then the plugins' objects in registry order. ConfigMaps and Secrets carry the TrainJob label,
-// which is how the controller's cache selects them.
-func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt client.Object) ([]runtime.Object, error) {
-	return r.NewObjectsIn(ctx, tj, rt, nil)
+// Build is what a build of a TrainJob produces.
+type Build struct {
+	// Objects are the objects to write, in order.
+	Objects []apply.Desired
+	// Disabled are the optional features left out, and why.
+	Disabled []runtime.DisabledFeature
 }
 
-// NewObjectsIn is NewObjects with what the cluster adds to pods (env may be nil).
-func (r *Runtime) NewObjectsIn(ctx context.Context, tj *trainer.TrainJob, rt client.Object, env *runtime.Environment) ([]runtime.Object, error) {
-	info, err := r.runtimeInfo(tj, rt, env)
+// NewObjects returns every object to write for tj over the runtime rt: the runtime snapshot
+// first, then the plugins' objects in registry order. ConfigMaps and Secrets carry the TrainJob
+// label, which is how the controller's cache selects them. obs may be nil.
+func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt client.Object, obs *runtime.Observed) (*Build, error) {
+	info, err := r.RuntimeInfo(tj, rt, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -127,9 +128,9 @@ func (r *Runtime) NewObjectsIn(ctx context.Context, tj *trainer.TrainJob, rt cli
 		return nil, err
 	}
 	snapshot := newSnapshotSkeleton(tj)
-	objs = append([]runtime.Object{{
+	objs = append([]apply.Desired{{
 		Object:   snapshot,
-		Mode:     runtime.ApplyIfAbsent,
+		Mode:     apply.IfAbsent,
 		Complete: func() error { return fillSnapshot(snapshot, rt) },
 	}}, objs...)
 	for _, o := range objs {
@@ -142,7 +143,7 @@ func (r *Runtime) NewObjectsIn(ctx context.Context, tj *trainer.TrainJob, rt cli
 			o.SetLabels(labels)
 		}
 	}
-	return objs, nil
+	return &Build{Objects: objs, Disabled: info.Disabled}, nil
 }
 
 // TrainJobNameLabel is put on every ConfigMap and Secret Gantry creates, with the TrainJob's
@@ -155,30 +156,24 @@ func isConfigMapOrSecret(obj client.Object) bool {
 }
 
 // ValidateObjects runs the plugins' admission checks of tj (old is nil on create) against the
-// live runtime rt and the existing JobSet (nil when absent). When the patches do not apply to the
-// runtime, the checks run on the unpatched runtime, so the JobSet plugin can say which patch is
-// wrong.
-func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, jobSet *jobsetv1alpha2.JobSet) (admission.Warnings, field.ErrorList) {
-	return r.ValidateObjectsWith(old, tj, rt, jobSet, nil)
-}
-
-// ValidateObjectsWith is ValidateObjects with the cluster's PriorityClass names (nil when not
-// read), which the Volcano checks need.
-func (r *Runtime) ValidateObjectsWith(old, tj *trainer.TrainJob, rt client.Object, jobSet *jobsetv1alpha2.JobSet, priorityClasses map[string]bool) (admission.Warnings, field.ErrorList) {
+// runtime rt, with what the caller read from the cluster (obs: the existing JobSet, the
+// PriorityClasses; nil when nothing). When the patches do not apply to the runtime, the checks run
+// on the unpatched runtime, so the JobSet plugin can say which patch is wrong.
+func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, obs *runtime.Observed) (admission.Warnings, field.ErrorList) {
 	spec, err := RuntimeSpec(rt)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
 	}
-	info, err := NewInfo(tj, rt.GetName(), spec)
+	info, err := NewInfo(tj, rt.GetName(), spec, obs)
 	if err != nil {
 		unpatched := tj.DeepCopy()
 		unpatched.Spec.RuntimePatches = nil
-		if info, err = NewInfo(unpatched, rt.GetName(), spec); err != nil {
+		if info, err = NewInfo(unpatched, rt.GetName(), spec, obs); err != nil {
 			return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
 		}
+	} else if built, err := r.RuntimeInfo(tj, rt, obs); err == nil {
+		info.FinalPodSets = built.PodSets
 	}
-	info.JobSet = jobSet
-	info.PriorityClasses = priorityClasses
 	return r.fwk.RunCustomValidationPlugins(info, old, tj)
 }
 

@@ -6,10 +6,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
 // Snapshot ConfigMap layout.
@@ -50,14 +52,13 @@ func fillSnapshot(cm *corev1.ConfigMap, rt client.Object) error {
 	return nil
 }
 
+// newSnapshotSkeleton is the snapshot without its data. It is immutable: once written, nobody can
+// change what a running TrainJob is rebuilt from.
 func newSnapshotSkeleton(tj *trainer.TrainJob) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            SnapshotName(tj),
-			Namespace:       tj.Namespace,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: runtime.OwnedBy(tj, SnapshotName(tj)),
+		Immutable:  ptr.To(true),
 	}
 }
 
@@ -71,12 +72,16 @@ func runtimeKind(rt client.Object) string {
 // ErrInvalidSnapshot wraps every reason a snapshot cannot be used.
 var ErrInvalidSnapshot = errors.New("invalid runtime snapshot")
 
-// DecodeSnapshot returns the runtime frozen in cm, after checking that cm belongs to tj and holds
-// the runtime tj references.
+// DecodeSnapshot returns the runtime frozen in cm, after checking that cm belongs to tj, is
+// immutable (as Gantry creates it: a mutable one was written by someone else, or edited after a
+// delete) and holds the runtime tj references.
 func DecodeSnapshot(cm *corev1.ConfigMap, tj *trainer.TrainJob) (client.Object, error) {
 	owner := metav1.GetControllerOf(cm)
 	if owner == nil || owner.UID != tj.UID {
 		return nil, fmt.Errorf("%w: ConfigMap %s is owned by another object", ErrInvalidSnapshot, cm.Name)
+	}
+	if !ptr.Deref(cm.Immutable, false) {
+		return nil, fmt.Errorf("%w: ConfigMap %s is mutable, and Gantry creates snapshots immutable; delete it to rebuild the TrainJob from its live runtime", ErrInvalidSnapshot, cm.Name)
 	}
 	data, ok := cm.Data[SnapshotKey]
 	if !ok {

@@ -2,29 +2,55 @@ package core
 
 import (
 	"fmt"
+	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
 // requiredContainer is the container each step a TrainJob overrides must have.
 var requiredContainer = map[string]string{
-	trainer.AncestorTrainer:            "node",
+	trainer.AncestorTrainer:            runtime.NodeContainer,
 	trainer.AncestorDatasetInitializer: trainer.AncestorDatasetInitializer,
 	trainer.AncestorModelInitializer:   trainer.AncestorModelInitializer,
 }
 
-// ValidateRuntime checks a TrainingRuntime or ClusterTrainingRuntime beyond its schema: every
-// step a TrainJob overrides runs as one Job with the container the TrainJob fills in, and at most
-// one gang scheduler is chosen.
-func ValidateRuntime(rt client.Object) field.ErrorList {
+// ValidateRuntime checks a TrainingRuntime or ClusterTrainingRuntime beyond its schema. old is
+// nil on create. Two sets of rules apply:
+//
+//   - Kubeflow Trainer's: every step a TrainJob overrides runs as one Job with the container the
+//     TrainJob fills in. Kubeflow Trainer checks them on every ClusterTrainingRuntime write and
+//     on TrainingRuntime creation only, and so does Gantry: a TrainingRuntime update that drops
+//     an initializer container is accepted, and a TrainJob that needs it is refused instead.
+//   - Gantry's: what no TrainJob could ever build or run (negative or overflowing counts, a
+//     dependsOn naming no earlier job, a framework policy with no trainer step, two gang
+//     schedulers), checked on every write. Kubeflow Trainer accepts these runtimes and fails
+//     every TrainJob using them; README's Compatibility promise lists them.
+func ValidateRuntime(rt, old client.Object) field.ErrorList {
 	spec, err := RuntimeSpec(rt)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	var errs field.ErrorList
+	_, namespaced := rt.(*trainer.TrainingRuntime)
+	if old == nil || !namespaced {
+		errs = append(errs, validateAncestors(spec)...)
+	}
+	errs = append(errs, validateBuildable(spec)...)
+	if p := spec.PodGroupPolicy; p != nil && p.Coscheduling != nil && p.Volcano != nil {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "podGroupPolicy"),
+			"only one of coscheduling and volcano can be configured"))
+	}
+	return errs
+}
+
+// validateAncestors is Kubeflow Trainer's runtime rule, with its paths and messages.
+func validateAncestors(spec *trainer.TrainingRuntimeSpec) field.ErrorList {
 	var errs field.ErrorList
 	jobsPath := field.NewPath("spec", "template", "spec", "replicatedJobs")
 	for i, rj := range spec.Template.Spec.ReplicatedJobs {
@@ -36,18 +62,11 @@ func ValidateRuntime(rt client.Object) field.ErrorList {
 		if rj.Replicas != 1 {
 			errs = append(errs, field.Invalid(jobsPath.Index(i).Child("replicas"), rj.Replicas, "always must be 1"))
 		}
-		found := false
-		for _, c := range rj.Template.Spec.Template.Spec.Containers {
-			found = found || c.Name == container
-		}
-		if !found {
+		pod := &rj.Template.Spec.Template.Spec
+		if !slices.ContainsFunc(pod.Containers, func(c corev1.Container) bool { return c.Name == container }) {
 			errs = append(errs, field.Invalid(jobsPath.Index(i).Child("template", "spec", "template", "spec", "containers"),
-				field.OmitValueType{}, fmt.Sprintf("must contain the required container for the ancestor: %s", ancestor)))
+				pod.Containers, fmt.Sprintf("must contain the required container for the ancestor: %s", ancestor)))
 		}
-	}
-	if p := spec.PodGroupPolicy; p != nil && p.Coscheduling != nil && p.Volcano != nil {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "podGroupPolicy"),
-			"only one of coscheduling and volcano can be configured"))
 	}
 	return errs
 }

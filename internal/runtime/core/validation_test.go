@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
@@ -18,8 +20,18 @@ func TestValidateRuntime(t *testing.T) {
 	noContainer.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Name = "loader"
 	bothGangs := utiltesting.MakeTrainingRuntimeSpecWrapper().Coscheduling(&trainer.CoschedulingPodGroupPolicySource{}).Obj()
 	bothGangs.PodGroupPolicy.Volcano = &trainer.VolcanoPodGroupPolicySource{}
+	spec := func(mutate func(*trainer.TrainingRuntimeSpec)) trainer.TrainingRuntimeSpec {
+		s := utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()
+		mutate(&s)
+		return s
+	}
+	ctr := func(s trainer.TrainingRuntimeSpec) client.Object {
+		return utiltesting.MakeClusterTrainingRuntimeWrapper("rt").Spec(s).Obj()
+	}
 	cases := map[string]struct {
-		rt   client.Object
+		rt client.Object
+		// old makes the write an update.
+		old  client.Object
 		want string
 	}{
 		"valid TrainingRuntime": {rt: utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Obj()},
@@ -29,7 +41,70 @@ func TestValidateRuntime(t *testing.T) {
 		},
 		"initializer job without its container": {
 			rt:   utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Spec(noContainer).Obj(),
-			want: "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers: Invalid value: must contain the required container for the ancestor: dataset-initializer",
+			want: `spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers: Invalid value: [{"name":"loader","image":"dataset-initializer:test","resources":{},"volumeMounts":[{"name":"initializer","mountPath":"/workspace"}]}]: must contain the required container for the ancestor: dataset-initializer`,
+		},
+		"a TrainingRuntime update dropping an initializer container, as Kubeflow Trainer accepts": {
+			rt:  utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Spec(noContainer).Obj(),
+			old: utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Obj(),
+		},
+		"a ClusterTrainingRuntime update dropping it, as Kubeflow Trainer refuses": {
+			rt:   ctr(noContainer),
+			old:  ctr(utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()),
+			want: `spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers: Invalid value: [{"name":"loader","image":"dataset-initializer:test","resources":{},"volumeMounts":[{"name":"initializer","mountPath":"/workspace"}]}]: must contain the required container for the ancestor: dataset-initializer`,
+		},
+		"a TrainingRuntime update that can never build": {
+			rt: utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Spec(spec(func(s *trainer.TrainingRuntimeSpec) {
+				s.Template.Spec.ReplicatedJobs[0].Replicas = -1
+			})).Obj(),
+			old:  utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Obj(),
+			want: "spec.template.spec.replicatedJobs[0].replicas: Invalid value: -1: must be greater than or equal to 0",
+		},
+		"no replicated jobs": {
+			rt:   ctr(spec(func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.ReplicatedJobs = nil })),
+			want: "spec.template.spec.replicatedJobs: Required value: a runtime needs at least one replicated job",
+		},
+		"negative counts": {
+			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
+				s.MLPolicy.NumNodes = ptr.To[int32](-2)
+				s.Template.Spec.ReplicatedJobs[1].Template.Labels = nil
+				s.Template.Spec.ReplicatedJobs[1].Replicas = -1
+				s.Template.Spec.ReplicatedJobs[1].Template.Spec.Parallelism = ptr.To[int32](-3)
+				s.Template.Spec.ReplicatedJobs[1].Template.Spec.Completions = ptr.To[int32](-4)
+			})),
+			want: "[spec.template.spec.replicatedJobs[1].replicas: Invalid value: -1: must be greater than or equal to 0, " +
+				"spec.template.spec.replicatedJobs[1].template.spec.parallelism: Invalid value: -3: must be greater than or equal to 0, " +
+				"spec.template.spec.replicatedJobs[1].template.spec.completions: Invalid value: -4: must be greater than or equal to 0, " +
+				"spec.mlPolicy.numNodes: Invalid value: -2: must be greater than or equal to 0]",
+		},
+		"absurd counts": {
+			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
+				s.MLPolicy.NumNodes = ptr.To[int32](1 << 30)
+				s.Template.Spec.ReplicatedJobs[0].Template.Labels = nil
+				s.Template.Spec.ReplicatedJobs[0].Replicas = 1 << 20
+				s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](1 << 20)
+			})),
+			want: "[spec.template.spec.replicatedJobs[0].replicas: Invalid value: 1048576: the product of replicas and parallelism must not exceed 2147483647, " +
+				"spec.mlPolicy.numNodes: Invalid value: 1073741824: must be at most 100000, the most pods an Indexed Job runs]",
+		},
+		"dependsOn a later or absent job": {
+			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
+				s.Template.Spec.ReplicatedJobs[0].DependsOn = []jobsetv1alpha2.DependsOn{{Name: "node", Status: jobsetv1alpha2.DependencyComplete}}
+				s.Template.Spec.ReplicatedJobs[2].DependsOn = []jobsetv1alpha2.DependsOn{{Name: "launcher", Status: jobsetv1alpha2.DependencyReady}}
+			})),
+			want: `[spec.template.spec.replicatedJobs[0].dependsOn[0].name: Not found: "node", spec.template.spec.replicatedJobs[2].dependsOn[0].name: Not found: "launcher"]`,
+		},
+		"a framework policy without a trainer job": {
+			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
+				s.Template.Spec.ReplicatedJobs = s.Template.Spec.ReplicatedJobs[:2]
+			})),
+			want: "spec.template.spec.replicatedJobs: Required value: the torch policy needs a replicated job labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer",
+		},
+		"plain ML without a trainer job": {
+			rt: ctr(func() trainer.TrainingRuntimeSpec {
+				s := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
+				s.Template.Spec.ReplicatedJobs = s.Template.Spec.ReplicatedJobs[:2]
+				return s
+			}()),
 		},
 		"two gang schedulers": {
 			rt:   utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Spec(bothGangs).Obj(),
@@ -39,7 +114,7 @@ func TestValidateRuntime(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := ""
-			if errs := ValidateRuntime(tc.rt); len(errs) > 0 {
+			if errs := ValidateRuntime(tc.rt, tc.old); len(errs) > 0 {
 				got = errs.ToAggregate().Error()
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

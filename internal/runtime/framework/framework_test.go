@@ -7,24 +7,26 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
-// fake implements every extension point and records each call in a shared log.
+// fake implements every extension point a policy-independent plugin can, and records each call
+// in a shared log.
 type fake struct {
 	name string
-	kind runtime.MLPolicyKind
 	log  *[]string
 	fail bool
 }
 
-func (f *fake) Name() string                       { return f.name }
-func (f *fake) MLPolicyKind() runtime.MLPolicyKind { return f.kind }
+func (f *fake) Name() string { return f.name }
 
 func (f *fake) record(point string) error {
 	*f.log = append(*f.log, point+":"+f.name)
@@ -34,19 +36,39 @@ func (f *fake) record(point string) error {
 	return nil
 }
 
-func (f *fake) EnforceMLPolicy(*runtime.Info, *trainer.TrainJob) error { return f.record("ml") }
-func (f *fake) EnforcePodGroupPolicy(*runtime.Info, *trainer.TrainJob) error {
-	return f.record("podgroup")
-}
 func (f *fake) EnforcePodSpec(*runtime.Info, *trainer.TrainJob) error { return f.record("podspec") }
 func (f *fake) PreBuildSync(*runtime.Info, *trainer.TrainJob) error   { return f.record("prebuild") }
-func (f *fake) Build(context.Context, *runtime.Info, *trainer.TrainJob) ([]runtime.Object, error) {
+func (f *fake) Build(context.Context, *runtime.Info, *trainer.TrainJob) ([]apply.Desired, error) {
 	return nil, f.record("build")
 }
 
 func (f *fake) Validate(*runtime.Info, *trainer.TrainJob, *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
 	_ = f.record("validate")
 	return admission.Warnings{"w-" + f.name}, field.ErrorList{field.Invalid(field.NewPath(f.name), 1, "bad")}
+}
+
+// mlFake is an ML policy plugin with every other extension point too.
+type mlFake struct {
+	fake
+	kind runtime.MLPolicyKind
+}
+
+func (f *mlFake) MLPolicyKind() runtime.MLPolicyKind                     { return f.kind }
+func (f *mlFake) EnforceMLPolicy(*runtime.Info, *trainer.TrainJob) error { return f.record("ml") }
+
+// gangFake is a gang plugin with every other extension point too, owning one kind.
+type gangFake struct {
+	fake
+	kind runtime.PodGroupPolicyKind
+	gvk  schema.GroupVersionKind
+}
+
+func (f *gangFake) PodGroupPolicyKind() runtime.PodGroupPolicyKind { return f.kind }
+func (f *gangFake) EnforcePodGroupPolicy(*runtime.Info, *trainer.TrainJob) error {
+	return f.record("podgroup")
+}
+func (f *gangFake) OwnedKinds() []OwnedKind {
+	return []OwnedKind{{GVK: f.gvk, New: func() client.Object { return nil }}}
 }
 
 // statusFake adds the TrainJobStatus extension point.
@@ -74,6 +96,14 @@ func entry(p Plugin) Entry {
 	return Entry{Name: p.Name(), New: func(Options) (Plugin, error) { return p, nil }}
 }
 
+func ml(name string, kind runtime.MLPolicyKind, log *[]string) *mlFake {
+	return &mlFake{fake: fake{name: name, log: log}, kind: kind}
+}
+
+func gang(name string, kind runtime.PodGroupPolicyKind, log *[]string) *gangFake {
+	return &gangFake{fake: fake{name: name, log: log}, kind: kind, gvk: schema.GroupVersionKind{Group: name + ".example", Version: "v1", Kind: "PodGroup"}}
+}
+
 func TestNew(t *testing.T) {
 	var log []string
 	cases := map[string]struct {
@@ -81,7 +111,7 @@ func TestNew(t *testing.T) {
 		wantErr string
 	}{
 		"distinct plugins": {
-			entries: []Entry{entry(&fake{name: "a", kind: runtime.Torch, log: &log}), entry(&minimal{name: "b", kind: runtime.MPI, log: &log})},
+			entries: []Entry{entry(ml("a", runtime.Torch, &log)), entry(&minimal{name: "b", kind: runtime.MPI, log: &log})},
 		},
 		"duplicate name": {
 			entries: []Entry{entry(&minimal{name: "a", kind: runtime.Torch, log: &log}), entry(&minimal{name: "a", kind: runtime.MPI, log: &log})},
@@ -91,10 +121,14 @@ func TestNew(t *testing.T) {
 			entries: []Entry{entry(&minimal{name: "a", kind: runtime.Torch, log: &log}), entry(&minimal{name: "b", kind: runtime.Torch, log: &log})},
 			wantErr: `plugins "a" and "b" both enforce ML policy Torch`,
 		},
+		"two plugins for one pod group policy": {
+			entries: []Entry{entry(gang("a", runtime.Volcano, &log)), entry(gang("b", runtime.Volcano, &log))},
+			wantErr: `plugins "a" and "b" both enforce pod group policy Volcano`,
+		},
 		"two status plugins": {
 			entries: []Entry{
-				entry(&statusFake{fake{name: "a", kind: runtime.Torch, log: &log}}),
-				entry(&statusFake{fake{name: "b", kind: runtime.MPI, log: &log}}),
+				entry(&statusFake{fake{name: "a", log: &log}}),
+				entry(&statusFake{fake{name: "b", log: &log}}),
 			},
 			wantErr: `too many TrainJobStatus plugins are registered: "a" and "b"`,
 		},
@@ -124,36 +158,95 @@ func TestNew(t *testing.T) {
 	}
 }
 
-func TestRunEnforcePipelineOrder(t *testing.T) {
+// TestOnlySelectedPoliciesRun pins that the framework alone decides which plugins run: ML and
+// gang plugins take part in every point they implement only for the runtime that selects them,
+// the others always, each point in registry order and the points in their documented order.
+func TestOnlySelectedPoliciesRun(t *testing.T) {
 	var log []string
 	fwk, err := New([]Entry{
-		entry(&fake{name: "first", kind: runtime.Torch, log: &log}),
-		entry(&fake{name: "second", kind: runtime.MPI, log: &log}),
-		entry(&fake{name: "third", kind: runtime.PlainML, log: &log}),
+		entry(ml("torch", runtime.Torch, &log)),
+		entry(ml("mpi", runtime.MPI, &log)),
+		entry(gang("cosched", runtime.Coscheduling, &log)),
+		entry(gang("volcano", runtime.Volcano, &log)),
+		entry(&fake{name: "common", log: &log}),
 	}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := &runtime.Info{RuntimePolicy: runtime.Policy{MLPolicy: &trainer.MLPolicy{
-		MLPolicySource: trainer.MLPolicySource{MPI: &trainer.MPIMLPolicySource{}},
-	}}}
-	if err := fwk.RunEnforcePipeline(info, &trainer.TrainJob{}); err != nil {
+	info := &runtime.Info{RuntimePolicy: runtime.Policy{
+		MLPolicy:       &trainer.MLPolicy{MLPolicySource: trainer.MLPolicySource{MPI: &trainer.MPIMLPolicySource{}}},
+		PodGroupPolicy: &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{Volcano: &trainer.VolcanoPodGroupPolicySource{}}},
+	}}
+	tj := &trainer.TrainJob{}
+	if err := fwk.RunEnforcePipeline(info, tj); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fwk.RunComponentBuilderPlugins(context.Background(), info, &trainer.TrainJob{}); err != nil {
+	if _, err := fwk.RunComponentBuilderPlugins(context.Background(), info, tj); err != nil {
 		t.Fatal(err)
 	}
-	// Only the MPI plugin enforces its ML policy; every other point runs all plugins in
-	// registry order, and the points run in their documented order.
+	fwk.RunCustomValidationPlugins(info, nil, tj)
 	want := []string{
-		"ml:second",
-		"podgroup:first", "podgroup:second", "podgroup:third",
-		"podspec:first", "podspec:second", "podspec:third",
-		"prebuild:first", "prebuild:second", "prebuild:third",
-		"build:first", "build:second", "build:third",
+		"ml:mpi",
+		"podgroup:volcano",
+		"podspec:mpi", "podspec:volcano", "podspec:common",
+		"prebuild:mpi", "prebuild:volcano", "prebuild:common",
+		"build:mpi", "build:volcano", "build:common",
+		"validate:mpi", "validate:volcano", "validate:common",
 	}
 	if diff := cmp.Diff(want, log); diff != "" {
-		t.Errorf("call order (-want,+got):\n%s", diff)
+		t.Errorf("calls (-want,+got):\n%s", diff)
+	}
+}
+
+func TestPodGroupPolicyDispatch(t *testing.T) {
+	both := &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{
+		Coscheduling: &trainer.CoschedulingPodGroupPolicySource{}, Volcano: &trainer.VolcanoPodGroupPolicySource{}}}
+	volcano := &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{Volcano: &trainer.VolcanoPodGroupPolicySource{}}}
+	cases := map[string]struct {
+		policy       *trainer.PodGroupPolicy
+		installed    bool
+		want         []string
+		wantErr      string
+		wantDisabled []runtime.DisabledFeature
+	}{
+		"no policy": {installed: true},
+		"selected":  {policy: volcano, installed: true, want: []string{"podgroup:volcano"}},
+		"both, from a runtime admitted without validation": {policy: both, installed: true,
+			wantErr: "the runtime's podGroupPolicy sets both coscheduling and volcano; only one gang scheduler can be used"},
+		"its CRD is not installed: built without the gang, and said so": {policy: volcano,
+			wantDisabled: []runtime.DisabledFeature{{Name: FeatureGangScheduling,
+				Message: "the runtime asks for Volcano gang scheduling, but the PodGroup CRD (volcano.example/v1) is not installed: the pods are scheduled one by one"}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var log []string
+			fwk, err := New([]Entry{entry(gang("volcano", runtime.Volcano, &log))},
+				Options{Installed: func(schema.GroupVersionKind) bool { return tc.installed }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := &runtime.Info{RuntimePolicy: runtime.Policy{PodGroupPolicy: tc.policy}}
+			gotErr := ""
+			if err := fwk.RunEnforcePodGroupPolicyPlugin(info, &trainer.TrainJob{}); err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Errorf("error (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, log); diff != "" {
+				t.Errorf("calls (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantDisabled, info.Disabled); diff != "" {
+				t.Errorf("disabled features (-want,+got):\n%s", diff)
+			}
+			wantKinds := 1
+			if !tc.installed {
+				wantKinds = 0
+			}
+			if got := len(fwk.OwnedKinds()); got != wantKinds {
+				t.Errorf("OwnedKinds() has %d kinds, want %d", got, wantKinds)
+			}
+		})
 	}
 }
 
@@ -201,23 +294,28 @@ func TestRunEnforceMLPolicyDispatch(t *testing.T) {
 
 func TestErrorsNameExtensionPointAndPlugin(t *testing.T) {
 	var log []string
-	fwk, err := New([]Entry{entry(&fake{name: "flaky", kind: runtime.PlainML, log: &log, fail: true})}, Options{})
+	flaky := func(name string) fake { return fake{name: name, log: &log, fail: true} }
+	fwk, err := New([]Entry{
+		entry(&mlFake{fake: flaky("flaky"), kind: runtime.PlainML}),
+		entry(&gangFake{fake: flaky("gang"), kind: runtime.Coscheduling}),
+	}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := &runtime.Info{}
+	info := &runtime.Info{RuntimePolicy: runtime.Policy{PodGroupPolicy: &trainer.PodGroupPolicy{
+		PodGroupPolicySource: trainer.PodGroupPolicySource{Coscheduling: &trainer.CoschedulingPodGroupPolicySource{}}}}}
 	tj := &trainer.TrainJob{}
 	_, buildErr := fwk.RunComponentBuilderPlugins(context.Background(), info, tj)
 	got := []string{
 		fmt.Sprint(fwk.RunEnforceMLPolicyPlugin(info, tj)),
-		fmt.Sprint(fwk.RunEnforcePodGroupPolicyPlugins(info, tj)),
+		fmt.Sprint(fwk.RunEnforcePodGroupPolicyPlugin(info, tj)),
 		fmt.Sprint(fwk.RunEnforcePodSpecPlugins(info, tj)),
 		fmt.Sprint(fwk.RunPreBuildSyncPlugins(info, tj)),
 		fmt.Sprint(buildErr),
 	}
 	want := []string{
 		`running EnforceMLPolicy plugin "flaky": boom`,
-		`running EnforcePodGroupPolicy plugin "flaky": boom`,
+		`running EnforcePodGroupPolicy plugin "gang": boom`,
 		`running EnforcePodSpec plugin "flaky": boom`,
 		`running PreBuildSync plugin "flaky": boom`,
 		`running Build plugin "flaky": boom`,
@@ -233,9 +331,9 @@ func TestErrorsNameExtensionPointAndPlugin(t *testing.T) {
 func TestRunCustomValidationPlugins(t *testing.T) {
 	var log []string
 	fwk, err := New([]Entry{
-		entry(&fake{name: "a", kind: runtime.Torch, log: &log}),
+		entry(ml("a", runtime.PlainML, &log)),
 		entry(&minimal{name: "b", kind: runtime.MPI, log: &log}),
-		entry(&fake{name: "c", kind: runtime.JAX, log: &log}),
+		entry(&fake{name: "c", log: &log}),
 	}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +356,7 @@ func TestRunTrainJobStatusPlugin(t *testing.T) {
 	if _, err := none.RunTrainJobStatusPlugin(&trainer.TrainJob{}, nil); !errors.Is(err, ErrNoStatusPlugin) {
 		t.Errorf("RunTrainJobStatusPlugin() without a plugin = %v, want ErrNoStatusPlugin", err)
 	}
-	one, err := New([]Entry{entry(&statusFake{fake{name: "s", kind: runtime.Torch, log: &log}})}, Options{})
+	one, err := New([]Entry{entry(&statusFake{fake{name: "s", log: &log}})}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,19 +4,24 @@
 //
 //  1. EnforceMLPolicy: exactly one plugin, the one whose MLPolicyKind the runtime selects (PlainML
 //     when it selects none), sets PodSet counts and framework environment.
-//  2. EnforcePodGroupPolicy: gang-scheduling plugins label the pods.
+//  2. EnforcePodGroupPolicy: the gang-scheduling plugin whose PodGroupPolicyKind the runtime
+//     selects, if any, labels the pods.
 //  3. EnforcePodSpec: plugins that apply to every runtime change pod specs.
 //  4. PreBuildSync: the template owner computes endpoints and parallelism from the final counts.
 //  5. Build: every builder returns the objects to apply.
 //
-// Within one extension point, plugins run in registry order. Admission runs CustomValidation on an
-// Info that has not been through the Enforce points. Plugins are pure: they read only their
-// arguments, never the API server.
+// Within one extension point, plugins run in registry order. The framework alone decides which
+// plugins run: an ML plugin (EnforceMLPolicyPlugin) and a gang plugin (EnforcePodGroupPolicyPlugin)
+// take part in every extension point they implement only for runtimes that select their kind, so
+// no plugin asks "am I the policy?". Admission runs CustomValidation on an Info that has not been
+// through the Enforce points. Plugins are pure: they read only their arguments, never the API
+// server.
 package framework
 
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +29,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
@@ -60,10 +66,27 @@ type EnforceMLPolicyPlugin interface {
 	EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error
 }
 
-// EnforcePodGroupPolicyPlugin applies a gang-scheduling policy to the pods.
+// EnforcePodGroupPolicyPlugin applies one gang scheduler's policy to the pods. Only the plugin whose
+// PodGroupPolicyKind the runtime selects runs.
 type EnforcePodGroupPolicyPlugin interface {
 	Plugin
+	PodGroupPolicyKind() runtime.PodGroupPolicyKind
 	EnforcePodGroupPolicy(info *runtime.Info, tj *trainer.TrainJob) error
+}
+
+// KindOwnerPlugin builds objects of kinds beyond the core ones (JobSets, ConfigMaps, Secrets):
+// the TrainJob controller watches the objects it owns of these kinds, and a plugin whose kind's
+// CRD is not installed is left out (Options.Installed), its policy then reported as unavailable.
+type KindOwnerPlugin interface {
+	Plugin
+	OwnedKinds() []OwnedKind
+}
+
+// OwnedKind is one kind a plugin builds objects of.
+type OwnedKind struct {
+	GVK schema.GroupVersionKind
+	// New returns an empty object of the kind, for the controller's watch.
+	New func() client.Object
 }
 
 // EnforcePodSpecPlugin changes the pods of every runtime, whatever its ML policy.
@@ -81,7 +104,7 @@ type PreComponentBuilderPlugin interface {
 // ComponentBuilderPlugin returns the objects to apply for a TrainJob.
 type ComponentBuilderPlugin interface {
 	Plugin
-	Build(ctx context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error)
+	Build(ctx context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error)
 }
 
 // TrainJobStatusPlugin computes the TrainJob status from its JobSet (nil when absent). At most one

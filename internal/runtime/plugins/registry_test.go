@@ -1,12 +1,15 @@
 package plugins
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
 // TestBuiltinOrder pins the registry order: it is the execution order inside every extension
@@ -41,19 +44,50 @@ func TestBuiltinOrder(t *testing.T) {
 	}
 }
 
-func TestWithInstalledCRDs(t *testing.T) {
-	var skipped []string
-	entries := WithInstalledCRDs(Builtin(),
-		func(gvk schema.GroupVersionKind) bool { return gvk.Group == "scheduling.x-k8s.io" },
-		func(name string, _ schema.GroupVersionKind) { skipped = append(skipped, name) })
+// TestPluginsLeftOutWithoutTheirCRD: a gang plugin whose PodGroup CRD is not installed is not
+// part of the framework, and the framework names every kind the others own, once.
+func TestPluginsLeftOutWithoutTheirCRD(t *testing.T) {
+	fwk, err := framework.New(Builtin(), framework.Options{
+		Installed: func(gvk schema.GroupVersionKind) bool { return gvk.Group == "scheduling.x-k8s.io" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, e := range entries {
-		got = append(got, e.Name)
+	for _, p := range fwk.Plugins() {
+		got = append(got, p.Name())
 	}
-	if diff := cmp.Diff([]string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "TrainJobStatus", "JobSet"}, got); diff != "" {
-		t.Errorf("entries (-want,+got):\n%s", diff)
+	if diff := cmp.Diff([]string{"PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux", "CoScheduling", "JobSet"}, got); diff != "" {
+		t.Errorf("plugins (-want,+got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"Volcano"}, skipped); diff != "" {
-		t.Errorf("skipped (-want,+got):\n%s", diff)
+	var kinds []string
+	for _, k := range fwk.OwnedKinds() {
+		kinds = append(kinds, k.GVK.String())
+	}
+	if diff := cmp.Diff([]string{"scheduling.x-k8s.io/v1alpha1, Kind=PodGroup"}, kinds); diff != "" {
+		t.Errorf("owned kinds (-want,+got):\n%s", diff)
+	}
+}
+
+// TestNoPodGroupWithoutPolicy: the gang plugins build nothing for a runtime without a pod group
+// policy, because the framework does not run them.
+func TestNoPodGroupWithoutPolicy(t *testing.T) {
+	rt, err := NewRuntime(framework.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := utiltesting.MakeClusterTrainingRuntimeWrapper("torch").Spec(
+		utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+	tj := utiltesting.MakeTrainJobWrapper("ns", "job").RuntimeRef(trainer.ClusterTrainingRuntimeKind, "torch").Obj()
+	build, err := rt.NewObjects(context.Background(), tj, ctr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range build.Objects {
+		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
+	}
+	if diff := cmp.Diff([]string{"ConfigMap", "JobSet"}, kinds); diff != "" {
+		t.Errorf("objects (-want,+got):\n%s", diff)
 	}
 }

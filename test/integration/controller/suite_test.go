@@ -9,11 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/gantry-ml/gantry/internal/controller"
-	"github.com/gantry-ml/gantry/internal/runtime/framework"
-	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
@@ -34,13 +30,11 @@ var _ = ginkgo.BeforeSuite(func() {
 	ctx = context.Background()
 	env.StartSuite(ctx)
 	k8sClient = env.Client
-	mgr = env.StartSuiteManager(ctx, func(m manager.Manager) error {
-		rt, err := plugins.NewRuntime(framework.Options{})
-		if err != nil {
-			return err
-		}
-		return controller.SetupControllers(m, rt)
-	})
+	var err error
+	mgr, err = env.StartManager(ctx, setupControllers)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	// mgr changes when a spec restarts the manager: stop whichever runs at the end.
+	ginkgo.DeferCleanup(func() error { return mgr.Stop() })
 })
 
 func newNamespace() string {

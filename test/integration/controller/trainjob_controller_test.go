@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,6 +106,12 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "finished"}}
 		gomega.Expect(k8sClient.Delete(ctx, js)).To(gomega.Succeed())
+		// The outcome finalizer goes once the TrainJob's terminal state is recorded, so the
+		// JobSet disappears; a reconcile after that proves the negative below is not vacuous.
+		gomega.Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(js), &jobsetv1alpha2.JobSet{}))
+		}, util.Timeout, util.Interval).Should(gomega.BeTrue())
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 1)
 		gomega.Consistently(func(g gomega.Gomega) {
 			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(js), &jobsetv1alpha2.JobSet{})
 			g.Expect(client.IgnoreNotFound(err)).To(gomega.Succeed())
@@ -128,6 +135,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 	ginkgo.It("leaves TrainJobs managed by MultiKueue alone", func() {
 		tj := torchJob("remote").ManagedBy(trainer.ManagedByMultiKueue).Obj()
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 1)
 		gomega.Consistently(func(g gomega.Gomega) {
 			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
 			g.Expect(err).To(gomega.HaveOccurred())
@@ -277,11 +285,11 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		}
 		var before []string
 		gomega.Eventually(func(g gomega.Gomega) { before = versions(g) }, util.Timeout, util.Interval).Should(gomega.Succeed())
-		writes := mgr.Writes()
+		writes := mgr.WritesIn(ns)
 		fwk.TouchTrainJob(ctx, k8sClient, tj, 3)
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(versions(g)).To(gomega.Equal(before))
-			g.Expect(mgr.Writes()).To(gomega.Equal(writes), "a reconcile with nothing to change sent a create or an apply")
+			g.Expect(mgr.WritesIn(ns)).To(gomega.Equal(writes), "a reconcile with nothing to change sent a write")
 		}, "2s", util.Interval).Should(gomega.Succeed())
 	})
 

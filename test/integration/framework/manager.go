@@ -22,6 +22,7 @@ type Manager struct {
 	err     error
 	applies atomic.Int64
 	creates atomic.Int64
+	writes  namespaceCounts
 }
 
 // Applies is how many server-side applies the manager's client has sent.
@@ -34,12 +35,18 @@ func (m *Manager) Writes() int64 {
 	return m.applies.Load() + m.creates.Load()
 }
 
+// WritesIn is how many writes of objects (applies, creates, updates, patches; not status) the
+// manager's client has sent into namespace ns.
+func (m *Manager) WritesIn(ns string) int64 {
+	return m.writes.get(ns)
+}
+
 // StartManager starts a manager against the control plane with the production cache settings,
 // after setup registered what the test needs. Stop it with Stop.
 func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager) error) (*Manager, error) {
-	m := &Manager{}
+	m := &Manager{writes: namespaceCounts{counts: map[string]int64{}}}
 	opts := ctrl.Options{
-		NewClient:              newCountingClient(&m.applies, &m.creates),
+		NewClient:              newCountingClient(&m.applies, &m.creates, &m.writes),
 		Scheme:                 f.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/apply"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	"github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
@@ -49,7 +49,7 @@ var _ = ginkgo.Describe("The chart's runtime installer", ginkgo.Ordered, func() 
 			gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(want), got)).To(gomega.Succeed())
 			gomega.Expect(got.Object["metadata"].(map[string]any)["labels"]).To(gomega.Equal(want.Object["metadata"].(map[string]any)["labels"]))
 			gomega.Expect(got.Object["spec"]).To(gcustom.MakeMatcher(func(g any) (bool, error) {
-				return runtime.Subset(want.Object["spec"], g), nil
+				return apply.Subset(want.Object["spec"], g), nil
 			}), want.GetName())
 		}
 	})

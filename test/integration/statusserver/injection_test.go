@@ -13,7 +13,6 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/controller"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
@@ -134,7 +133,8 @@ var _ = ginkgo.Describe("The status server CA", ginkgo.Ordered, ginkgo.Serial, f
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 
-	ginkgo.It("is a build error naming the Secret when the Secret is missing, and the build resumes once it is back", func() {
+	// Issue 13, defect 7: a missing CA no longer fails the build (this spec asserted that it did).
+	ginkgo.It("builds without progress reporting when the Secret is missing, says so in status, and injects once it is back", func() {
 		secret := &corev1.Secret{}
 		gomega.Expect(k8sClient.Get(ctx, caSecret, secret)).To(gomega.Succeed())
 		gomega.Expect(k8sClient.Delete(ctx, secret)).To(gomega.Succeed())
@@ -142,35 +142,30 @@ var _ = ginkgo.Describe("The status server CA", ginkgo.Ordered, ginkgo.Serial, f
 			restored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: caSecret.Namespace, Name: caSecret.Name}, Data: secret.Data}
 			gomega.Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, restored))).To(gomega.Succeed())
 		})
-		const msg = "reading the status server CA: the webhook certificate Secret kubeflow-system/kubeflow-trainer-webhook-cert does not exist"
+		const msg = "the webhook certificate Secret kubeflow-system/kubeflow-trainer-webhook-cert does not exist"
 		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
 			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
 		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
-		tj := utiltesting.MakeTrainJobWrapper(ns, "job").RuntimeRef(trainer.TrainingRuntimeKind, "torch").Obj()
+		tj := utiltesting.MakeTrainJobWrapper(ns, "job").RuntimeRef(trainer.TrainingRuntimeKind, "torch").Suspend(true).Obj()
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
-			events := &corev1.EventList{}
-			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(gomega.Succeed())
-			g.Expect(events.Items).To(gomega.ContainElement(gomega.And(
-				gomega.HaveField("Reason", controller.ReasonResourcesCreationFailed),
-				gomega.HaveField("Message", gomega.ContainSubstring(msg)),
-			)))
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})).To(gomega.Succeed())
 			cur := &trainer.TrainJob{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur)).To(gomega.Succeed())
-			g.Expect(cur.Status.BuildError).NotTo(gomega.BeNil())
-			g.Expect(cur.Status.BuildError.Message).To(gomega.ContainSubstring(msg))
+			g.Expect(cur.Status.BuildError).To(gomega.BeNil())
+			g.Expect(cur.Status.DisabledFeatures).To(gomega.ConsistOf(gomega.And(
+				gomega.HaveField("Name", trainjobstatus.FeatureProgressReporting),
+				gomega.HaveField("Message", gomega.ContainSubstring(msg)))))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
-		gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})).NotTo(gomega.Succeed())
 
 		ginkgo.By("creating the Secret again")
 		restored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: caSecret.Namespace, Name: caSecret.Name}, Data: secret.Data}
 		gomega.Expect(k8sClient.Create(ctx, restored)).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})).To(gomega.Succeed())
 			g.Expect(tlsConfigMap(g, tj).Data["ca.crt"]).To(gomega.Equal(string(testCA.PEM)))
 			cur := &trainer.TrainJob{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur)).To(gomega.Succeed())
-			g.Expect(cur.Status.BuildError).To(gomega.BeNil())
+			g.Expect(cur.Status.DisabledFeatures).To(gomega.BeEmpty())
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 })

@@ -6,9 +6,11 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/podgroup"
@@ -24,7 +26,11 @@ var (
 	_ framework.EnforcePodGroupPolicyPlugin = (*CoScheduling)(nil)
 	_ framework.ComponentBuilderPlugin      = (*CoScheduling)(nil)
 	_ framework.WatchExtensionPlugin        = (*CoScheduling)(nil)
+	_ framework.KindOwnerPlugin             = (*CoScheduling)(nil)
 )
+
+// PodGroupKind is the kind the plugin creates: the scheduler-plugins coscheduling PodGroup.
+var PodGroupKind = schedulerpluginsv1alpha1.SchemeGroupVersion.WithKind("PodGroup")
 
 // New creates the plugin.
 func New(framework.Options) (framework.Plugin, error) {
@@ -39,38 +45,32 @@ func (*CoScheduling) ReconcilerBuilders() []framework.ReconcilerBuilder {
 	return []framework.ReconcilerBuilder{podgroup.Watches()}
 }
 
-func enabled(info *runtime.Info) bool {
-	return info.RuntimePolicy.PodGroupPolicy != nil && info.RuntimePolicy.PodGroupPolicy.Coscheduling != nil
+// PodGroupPolicyKind is Coscheduling.
+func (*CoScheduling) PodGroupPolicyKind() runtime.PodGroupPolicyKind { return runtime.Coscheduling }
+
+// OwnedKinds is the coscheduling PodGroup.
+func (*CoScheduling) OwnedKinds() []framework.OwnedKind {
+	return []framework.OwnedKind{{GVK: PodGroupKind, New: func() client.Object { return &schedulerpluginsv1alpha1.PodGroup{} }}}
 }
 
 // EnforcePodGroupPolicy labels every pod with its PodGroup. The runtime template must pick the
 // scheduler (schedulerName) that runs the coscheduling plugin.
 func (*CoScheduling) EnforcePodGroupPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
-	if enabled(info) {
-		info.Scheduler.PodLabels[schedulerpluginsv1alpha1.PodGroupLabel] = tj.Name
-	}
+	info.Scheduler.PodLabels[schedulerpluginsv1alpha1.PodGroupLabel] = tj.Name
 	return nil
 }
 
-// Build returns the PodGroup sized for the whole gang. Like the JobSet, it is not changed while
-// the TrainJob runs.
-func (*CoScheduling) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
-	if !enabled(info) {
-		return nil, nil
-	}
-	members, resources := info.GangSize()
+// Build returns the PodGroup sized for the whole gang.
+func (*CoScheduling) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error) {
+	gang := podgroup.GangOf(info, tj)
 	pg := &schedulerpluginsv1alpha1.PodGroup{
-		TypeMeta: metav1.TypeMeta{APIVersion: schedulerpluginsv1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            tj.Name,
-			Namespace:       tj.Namespace,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: PodGroupKind.GroupVersion().String(), Kind: PodGroupKind.Kind},
+		ObjectMeta: gang.Meta,
 		Spec: schedulerpluginsv1alpha1.PodGroupSpec{
-			MinMember:              members,
-			MinResources:           resources,
+			MinMember:              gang.Members,
+			MinResources:           gang.Resources,
 			ScheduleTimeoutSeconds: info.RuntimePolicy.PodGroupPolicy.Coscheduling.ScheduleTimeoutSeconds,
 		},
 	}
-	return []runtime.Object{{Object: pg, Mode: runtime.ApplyUnlessRunning}}, nil
+	return []apply.Desired{podgroup.Desired(pg)}, nil
 }

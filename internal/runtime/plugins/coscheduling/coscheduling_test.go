@@ -11,7 +11,7 @@ import (
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
@@ -24,7 +24,7 @@ func TestPodGroup(t *testing.T) {
 			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 	}
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Obj()
-	info, err := core.NewInfo(tj, "rt", &spec)
+	info, err := core.NewInfo(tj, "rt", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPodGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objs) != 1 || objs[0].Mode != runtime.ApplyUnlessRunning {
+	if len(objs) != 1 || objs[0].Mode != apply.UnlessRunning {
 		t.Fatalf("Build() = %v, want one PodGroup applied unless running", objs)
 	}
 	pg := objs[0].Object.(*schedulerpluginsv1alpha1.PodGroup)
@@ -51,10 +51,5 @@ func TestPodGroup(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, pg.Spec, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("PodGroup spec (-want,+got):\n%s", diff)
-	}
-
-	info.RuntimePolicy.PodGroupPolicy = nil
-	if objs, _ := p.Build(context.Background(), info, tj); len(objs) != 0 {
-		t.Errorf("Build() without the policy = %v, want nothing", objs)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 )
@@ -146,10 +147,7 @@ func settings(node *runtime.Container) map[string]string {
 }
 
 // Build returns the entrypoint ConfigMap and the CURVE certificate Secret.
-func (*Flux) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
-	if info.RuntimePolicy.Kind() != runtime.Flux {
-		return nil, nil
-	}
+func (*Flux) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error) {
 	ps, node, err := info.TrainerNode()
 	if err != nil {
 		return nil, err
@@ -158,21 +156,26 @@ func (*Flux) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) 
 	if err != nil {
 		return nil, err
 	}
-	cert, err := curveCert(string(tj.UID)+"/"+tj.Namespace+"/"+tj.Name, tj.Name)
-	if err != nil {
-		return nil, err
+	curve := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: runtime.OwnedBy(tj, tj.Name+curveSuffix),
+		Immutable:  ptr.To(true),
 	}
-	owner := []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))}
-	return []runtime.Object{
+	return []apply.Desired{
 		{Object: &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: tj.Name + entrypointSuffix, Namespace: tj.Namespace, OwnerReferences: owner},
+			ObjectMeta: runtime.OwnedBy(tj, tj.Name+entrypointSuffix),
 			Data:       map[string]string{"entrypoint.sh": script, "init.sh": initScript},
 		}},
-		{Object: &corev1.Secret{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-			ObjectMeta: metav1.ObjectMeta{Name: tj.Name + curveSuffix, Namespace: tj.Namespace, OwnerReferences: owner},
-			Data:       map[string][]byte{curveKey: []byte(cert)},
+		// Created once with a key from crypto/rand, never rewritten: the brokers of a running
+		// instance keep it, and nothing readable from the TrainJob lets anyone derive it.
+		{Object: curve, Mode: apply.IfAbsent, Complete: func() error {
+			cert, err := curveCert(tj.Name)
+			if err != nil {
+				return err
+			}
+			curve.Data = map[string][]byte{curveKey: []byte(cert)}
+			return nil
 		}},
 	}, nil
 }
@@ -213,9 +216,6 @@ func renderEntrypoint(info *runtime.Info, tj *trainer.TrainJob, ps *runtime.PodS
 // Validate refuses a runtime whose trainer job already has an init container named like the
 // installer.
 func (*Flux) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
-	if info.RuntimePolicy.Kind() != runtime.Flux {
-		return nil, nil
-	}
 	ps := info.PodSetByAncestor(trainer.AncestorTrainer)
 	if ps == nil {
 		return nil, nil

@@ -2,14 +2,18 @@ package flux
 
 import (
 	"context"
+	"crypto/ecdh"
+	"crypto/sha256"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
@@ -23,23 +27,51 @@ func TestZ85(t *testing.T) {
 	}
 }
 
-func TestCurveCertIsDeterministic(t *testing.T) {
-	a, err := curveCert("uid-1", "job")
+// TestCurveSecretIsRandomAndCreatedOnce: the CURVE secret key comes from crypto/rand, not from
+// anything readable on the TrainJob (it was sha256 of UID/namespace/name, which anyone allowed to
+// get the TrainJob could compute), and the Secret is created once and immutable.
+func TestCurveSecretIsRandomAndCreatedOnce(t *testing.T) {
+	tj := utiltesting.MakeTrainJobWrapper("ns", "job").Obj()
+	tj.UID = "uid-1"
+	objs, err := (&Flux{}).Build(context.Background(), fluxInfo(t, tj), tj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := curveCert("uid-1", "job")
-	c, _ := curveCert("uid-2", "job")
-	if a != b {
-		t.Error("the same seed gave two certificates")
+	var curve apply.Desired
+	for _, o := range objs {
+		if o.GetName() == "job-flux-curve" {
+			curve = o
+		}
 	}
-	if a == c {
-		t.Error("two seeds gave one certificate")
+	if curve.Object == nil || curve.Mode != apply.IfAbsent || curve.Complete == nil {
+		t.Fatalf("the CURVE Secret is not a create-once object with a generator: %+v", curve)
 	}
-	for _, key := range []string{"public-key", "secret-key"} {
-		i := strings.Index(a, key+` = "`)
-		if i < 0 || len(a) < i+len(key)+4+40 || a[i+len(key)+4+40] != '"' {
-			t.Errorf("certificate lacks a 40-character %s:\n%s", key, a)
+	secret := curve.Object.(*corev1.Secret)
+	if !ptr.Deref(secret.Immutable, false) {
+		t.Error("the CURVE Secret is mutable")
+	}
+	var certs []string
+	for range 2 {
+		if err := curve.Complete(); err != nil {
+			t.Fatal(err)
+		}
+		certs = append(certs, string(secret.Data[curveKey]))
+	}
+	if certs[0] == certs[1] {
+		t.Error("two generations gave the same key")
+	}
+	derived := sha256.Sum256([]byte(string(tj.UID) + "/" + tj.Namespace + "/" + tj.Name))
+	key, err := ecdh.X25519().NewPrivateKey(derived[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(certs[0], z85(key.Bytes())) {
+		t.Error("the secret key is derivable from the TrainJob")
+	}
+	for _, k := range []string{"public-key", "secret-key"} {
+		i := strings.Index(certs[0], k+` = "`)
+		if i < 0 || len(certs[0]) < i+len(k)+4+40 || certs[0][i+len(k)+4+40] != '"' {
+			t.Errorf("certificate lacks a 40-character %s:\n%s", k, certs[0])
 		}
 	}
 }
@@ -51,7 +83,7 @@ func fluxInfo(t *testing.T, tj *trainer.TrainJob, env ...corev1.EnvVar) *runtime
 	node.Command = []string{"lmp", "-in", "in.reaxff"}
 	node.Env = env
 	node.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
-	info, err := core.NewInfo(tj, "flux-runtime", &spec)
+	info, err := core.NewInfo(tj, "flux-runtime", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +139,9 @@ func TestEnforceMLPolicy(t *testing.T) {
 		}
 	}
 	secret := objs[1].Object.(*corev1.Secret)
+	if err := objs[1].Complete(); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(string(secret.Data[curveKey]), "secret-key") {
 		t.Errorf("curve.cert = %q", secret.Data[curveKey])
 	}
@@ -117,7 +152,7 @@ func TestValidateReservedInstaller(t *testing.T) {
 	pod := &spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec
 	pod.InitContainers = []corev1.Container{{Name: Installer, Image: "x"}}
 	tj := utiltesting.MakeTrainJobWrapper("ns", "job").Obj()
-	info, err := core.NewInfo(tj, "flux", &spec)
+	info, err := core.NewInfo(tj, "flux", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

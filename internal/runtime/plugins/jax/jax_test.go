@@ -36,7 +36,7 @@ func TestEnforceMLPolicy(t *testing.T) {
 				w.Trainer(utiltesting.MakeTrainerWrapper().NumNodes(4).Obj())
 			}
 			tj := w.Obj()
-			info, err := core.NewInfo(tj, "jax-distributed", &spec)
+			info, err := core.NewInfo(tj, "jax-distributed", &spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

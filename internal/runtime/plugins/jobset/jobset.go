@@ -13,7 +13,9 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 )
 
@@ -58,13 +60,17 @@ func (*JobSet) PreBuildSync(info *runtime.Info, tj *trainer.TrainJob) error {
 
 // MaxPodsPerJob is the most pods one Indexed Job may run (its completions limit); a larger count
 // could never start, so it is refused before anything is built for it.
-const MaxPodsPerJob = 100_000
+const MaxPodsPerJob = core.MaxPodsPerJob
 
 // maxPodsPerReplicatedJob bounds replicas times pods, so a mistyped count fails fast instead of
 // building millions of endpoints.
 const maxPodsPerReplicatedJob = 1_000_000
 
 func checkSize(ps *runtime.PodSet) error {
+	if ps.Count < 0 || ps.Replicas < 0 {
+		// A runtime admitted without validation; runtime validation refuses it.
+		return fmt.Errorf("replicated job %q has a negative count (%d replicas of %d pods)", ps.Name, ps.Replicas, ps.Count)
+	}
 	if ps.Count > MaxPodsPerJob {
 		return fmt.Errorf("replicated job %q would run %d pods per Job; an Indexed Job runs at most %d", ps.Name, ps.Count, MaxPodsPerJob)
 	}
@@ -77,7 +83,7 @@ func checkSize(ps *runtime.PodSet) error {
 
 // Build returns the JobSet. A running JobSet is never changed: the controller applies it only
 // while the TrainJob or the JobSet is suspended, or when it does not exist yet.
-func (*JobSet) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
+func (*JobSet) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error) {
 	spec := info.Template.DeepCopy()
 	if len(spec.ReplicatedJobs) < len(info.PodSets) {
 		return nil, fmt.Errorf("the runtime template has %d replicated jobs for %d PodSets", len(spec.ReplicatedJobs), len(info.PodSets))
@@ -102,17 +108,18 @@ func (*JobSet) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob
 	}
 	spec.Suspend = tj.Spec.Suspend
 	js := &jobsetv1alpha2.JobSet{
-		TypeMeta: metav1.TypeMeta{APIVersion: jobsetv1alpha2.GroupVersion.String(), Kind: "JobSet"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            tj.Name,
-			Namespace:       tj.Namespace,
-			Labels:          maps.Clone(info.Labels),
-			Annotations:     maps.Clone(info.Annotations),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
-		},
-		Spec: *spec,
+		TypeMeta:   metav1.TypeMeta{APIVersion: jobsetv1alpha2.GroupVersion.String(), Kind: "JobSet"},
+		ObjectMeta: ownedMeta(tj, info),
+		Spec:       *spec,
 	}
-	return []runtime.Object{{Object: js, Mode: runtime.ApplyUnlessRunning}}, nil
+	return []apply.Desired{{Object: js, Mode: apply.UnlessRunning}}, nil
+}
+
+func ownedMeta(tj *trainer.TrainJob, info *runtime.Info) metav1.ObjectMeta {
+	meta := runtime.OwnedBy(tj, tj.Name)
+	meta.Labels = maps.Clone(info.Labels)
+	meta.Annotations = maps.Clone(info.Annotations)
+	return meta
 }
 
 // writeContainers copies what plugins may change from the PodSet containers into the pod's.

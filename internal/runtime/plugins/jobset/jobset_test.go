@@ -11,6 +11,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
@@ -18,7 +19,7 @@ import (
 
 func newInfo(t *testing.T, spec trainer.TrainingRuntimeSpec, tj *trainer.TrainJob) *runtime.Info {
 	t.Helper()
-	info, err := core.NewInfo(tj, "rt", &spec)
+	info, err := core.NewInfo(tj, "rt", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objs) != 1 || objs[0].Mode != runtime.ApplyUnlessRunning {
+	if len(objs) != 1 || objs[0].Mode != apply.UnlessRunning {
 		t.Fatalf("Build() = %v, want one JobSet applied unless running", objs)
 	}
 	js := objs[0].Object.(*jobsetv1alpha2.JobSet)
@@ -189,7 +190,7 @@ func TestValidatePatchChange(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			info := newInfo(t, utiltesting.MakeTrainingRuntimeSpecWrapper().Obj(), tc.new)
-			info.JobSet = tc.jobSet
+			info.Observed.JobSet = tc.jobSet
 			_, errs := (&JobSet{}).Validate(info, tc.old, tc.new)
 			got := ""
 			if len(errs) > 0 {
@@ -208,6 +209,13 @@ func TestValidateInitializers(t *testing.T) {
 	withoutModel.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].VolumeMounts = nil
 	renamed := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
 	renamed.Template.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.Containers[0].Name = "loader"
+	// Kubeflow Trainer finds the initializer jobs by their name, whatever their labels.
+	unlabelled := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
+	for i := range unlabelled.Template.Spec.ReplicatedJobs[:2] {
+		unlabelled.Template.Spec.ReplicatedJobs[i].Template.Labels = nil
+	}
+	otherName := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
+	otherName.Template.Spec.ReplicatedJobs[0].Name = "fetch-data"
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").
 		DatasetInitializer(&trainer.DatasetInitializer{StorageUri: ptr.To("hf://d/d")}).
 		ModelInitializer(&trainer.ModelInitializer{StorageUri: ptr.To("hf://m/m")}).Obj()
@@ -218,12 +226,17 @@ func TestValidateInitializers(t *testing.T) {
 		"both initializers present": {spec: utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()},
 		"no model job, dataset container without the volume": {
 			spec: withoutModel,
-			want: "[spec.initializer.dataset: Invalid value: must have volumeMount with name - initializer in container dataset-initializer of the dataset-initializer job, " +
-				"spec.initializer.model: Invalid value: must have model-initializer job when trainJob is configured with input modelConfig]",
+			want: `[spec.runtimeRef: Invalid value: {"name":"torch-distributed"}: must have volumeMount with name - initializer in container dataset-initializer of the dataset-initializer job, ` +
+				`spec.runtimeRef: Invalid value: {"name":"torch-distributed"}: must have model-initializer job when trainJob is configured with input modelConfig]`,
+		},
+		"initializer jobs without the ancestor label, found by name": {spec: unlabelled},
+		"a labelled dataset job of another name": {
+			spec: otherName,
+			want: `spec.runtimeRef: Invalid value: {"name":"torch-distributed"}: must have dataset-initializer job when trainJob is configured with input datasetConfig`,
 		},
 		"model job without its container": {
 			spec: renamed,
-			want: "spec.initializer.model: Invalid value: must have container with name - model-initializer in the model-initializer job",
+			want: `spec.runtimeRef: Invalid value: {"name":"torch-distributed"}: must have container with name - model-initializer in the model-initializer job`,
 		},
 	}
 	for name, tc := range cases {

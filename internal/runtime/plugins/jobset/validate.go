@@ -21,12 +21,11 @@ import (
 func (*JobSet) Validate(info *runtime.Info, old, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
 	var errs field.ErrorList
 	if init := tj.Spec.Initializer; init != nil {
-		path := field.NewPath("spec", "initializer")
 		if init.Dataset != nil {
-			errs = append(errs, validateInitializer(info, path.Child("dataset"), trainer.AncestorDatasetInitializer, "datasetConfig")...)
+			errs = append(errs, validateInitializer(info, tj, trainer.AncestorDatasetInitializer, "datasetConfig")...)
 		}
 		if init.Model != nil {
-			errs = append(errs, validateInitializer(info, path.Child("model"), trainer.AncestorModelInitializer, "modelConfig")...)
+			errs = append(errs, validateInitializer(info, tj, trainer.AncestorModelInitializer, "modelConfig")...)
 		}
 	}
 	if t := tj.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes > MaxPodsPerJob {
@@ -34,28 +33,49 @@ func (*JobSet) Validate(info *runtime.Info, old, tj *trainer.TrainJob) (admissio
 			fmt.Sprintf("must be at most %d, the most pods an Indexed Job runs", MaxPodsPerJob)))
 	}
 	errs = append(errs, validateRuntimePatches(info, tj)...)
+	var warnings admission.Warnings
+	if old == nil {
+		errs = append(errs, validateName(info, tj)...)
+		warnings = emptyTrainerWarning(info)
+	}
 	if old != nil {
 		errs = append(errs, validatePatchChange(info, old, tj)...)
 	}
-	return nil, errs
+	return warnings, errs
 }
 
-func validateInitializer(info *runtime.Info, path *field.Path, ancestor, config string) field.ErrorList {
-	rj := findJob(info.RuntimeSpec.Template.Spec.ReplicatedJobs, func(rj *jobsetv1alpha2.ReplicatedJob) bool {
-		return rj.Template.Labels[trainer.AncestorLabel] == ancestor
-	})
+// emptyTrainerWarning says so when the trainer step would run no pod (numNodes 0): its Job
+// completes at once and so does the TrainJob, having trained nothing. Kubeflow Trainer accepts
+// it, so Gantry does too, with this warning.
+func emptyTrainerWarning(info *runtime.Info) admission.Warnings {
+	for _, ps := range info.FinalPodSets {
+		if ps.Ancestor == trainer.AncestorTrainer && ps.Count == 0 {
+			return admission.Warnings{fmt.Sprintf("replicated job %q runs no pods (numNodes is 0): the TrainJob will complete without training", ps.Name)}
+		}
+	}
+	return nil
+}
+
+// validateInitializer checks that the runtime has the initializer job, found by its name as
+// Kubeflow Trainer finds it (not by its ancestor label), with the initializer container (a
+// regular or an init container) and, on a regular container, the volume mount the initializer
+// writes to. Refusals name spec.runtimeRef, as Kubeflow Trainer's do.
+func validateInitializer(info *runtime.Info, tj *trainer.TrainJob, job, config string) field.ErrorList {
+	path := field.NewPath("spec", "runtimeRef")
+	rj := findJob(info.Template.ReplicatedJobs, func(rj *jobsetv1alpha2.ReplicatedJob) bool { return rj.Name == job })
 	if rj == nil {
-		return field.ErrorList{field.Invalid(path, field.OmitValueType{},
-			fmt.Sprintf("must have %s job when trainJob is configured with input %s", ancestor, config))}
+		return field.ErrorList{field.Invalid(path, tj.Spec.RuntimeRef,
+			fmt.Sprintf("must have %s job when trainJob is configured with input %s", job, config))}
 	}
-	c := findContainer(rj.Template.Spec.Template.Spec.Containers, ancestor)
-	if c == nil {
-		return field.ErrorList{field.Invalid(path, field.OmitValueType{},
-			fmt.Sprintf("must have container with name - %s in the %s job", ancestor, ancestor))}
+	pod := &rj.Template.Spec.Template.Spec
+	if findContainer(pod.Containers, job) == nil && findContainer(pod.InitContainers, job) == nil {
+		return field.ErrorList{field.Invalid(path, tj.Spec.RuntimeRef,
+			fmt.Sprintf("must have container with name - %s in the %s job", job, job))}
 	}
-	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == initializerVolume }) {
-		return field.ErrorList{field.Invalid(path, field.OmitValueType{},
-			fmt.Sprintf("must have volumeMount with name - %s in container %s of the %s job", initializerVolume, ancestor, ancestor))}
+	c := findContainer(pod.Containers, job)
+	if c == nil || !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == initializerVolume }) {
+		return field.ErrorList{field.Invalid(path, tj.Spec.RuntimeRef,
+			fmt.Sprintf("must have volumeMount with name - %s in container %s of the %s job", initializerVolume, job, job))}
 	}
 	return nil
 }
@@ -122,8 +142,8 @@ func validatePatchChange(info *runtime.Info, old, tj *trainer.TrainJob) field.Er
 		return field.ErrorList{field.Forbidden(path,
 			"RuntimePatches can only be modified when the TrainJob is suspended before or after the update")}
 	}
-	if info.JobSet != nil {
-		for _, s := range info.JobSet.Status.ReplicatedJobsStatus {
+	if info.Observed.JobSet != nil {
+		for _, s := range info.Observed.JobSet.Status.ReplicatedJobsStatus {
 			if s.Active > 0 {
 				return field.ErrorList{field.Forbidden(path,
 					fmt.Sprintf("RuntimePatches cannot be modified when the JobSet's ReplicatedJob %s is still active", s.Name))}
@@ -155,6 +175,10 @@ func findJob(jobs []jobsetv1alpha2.ReplicatedJob, match func(*jobsetv1alpha2.Rep
 		}
 	}
 	return nil
+}
+
+func findJobByName(info *runtime.Info, name string) *jobsetv1alpha2.ReplicatedJob {
+	return findJob(info.Template.ReplicatedJobs, func(rj *jobsetv1alpha2.ReplicatedJob) bool { return rj.Name == name })
 }
 
 func findContainer(cs []corev1.Container, name string) *corev1.Container {

@@ -5,17 +5,18 @@ package mpi
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 )
@@ -26,7 +27,7 @@ const Name = "MPI"
 // Names of the replicated jobs, volumes and files of an MPI runtime.
 const (
 	Launcher        = "launcher"
-	Node            = "node"
+	Node            = runtime.NodeJob
 	sshAuthVolume   = "mpi-ssh-auth"
 	hostfileVolume  = "mpi-hostfile"
 	hostfileKey     = "hostfile"
@@ -45,7 +46,7 @@ const (
 	EnvRSHArgs          = "OMPI_MCA_plm_rsh_args"
 )
 
-var reservedEnv = []string{EnvDefaultHostfile, EnvKeepFQDNHostname, EnvDefaultSlots, EnvRSHArgs}
+var reservedEnv = sets.New(EnvDefaultHostfile, EnvKeepFQDNHostname, EnvDefaultSlots, EnvRSHArgs)
 
 // MPI is the MPI ML policy.
 type MPI struct{}
@@ -157,25 +158,21 @@ func numGPU(info *runtime.Info, tj *trainer.TrainJob) int64 {
 }
 
 // Build returns the SSH Secret (created once, never rotated) and the hostfile.
-func (*MPI) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
-	if info.RuntimePolicy.Kind() != runtime.MPI {
-		return nil, nil
-	}
-	owner := []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))}
+func (*MPI) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error) {
 	secret := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: tj.Name + sshAuthSuffix, Namespace: tj.Namespace, OwnerReferences: owner},
+		ObjectMeta: runtime.OwnedBy(tj, tj.Name+sshAuthSuffix),
 		Type:       corev1.SecretTypeSSHAuth,
 		Immutable:  ptr.To(true),
 	}
 	hostfile := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: tj.Name + hostfileSuffix, Namespace: tj.Namespace, OwnerReferences: owner},
+		ObjectMeta: runtime.OwnedBy(tj, tj.Name+hostfileSuffix),
 		Data:       map[string]string{hostfileKey: hostfileOf(info, tj)},
 	}
-	return []runtime.Object{
-		{Object: secret, Mode: runtime.ApplyIfAbsent, Complete: func() error { return generateSSHAuth(secret) }},
-		{Object: hostfile, Mode: runtime.ApplyAlways},
+	return []apply.Desired{
+		{Object: secret, Mode: apply.IfAbsent, Complete: func() error { return generateSSHAuth(secret) }},
+		{Object: hostfile, Mode: apply.Always},
 	}, nil
 }
 
@@ -198,7 +195,7 @@ func hostfileOf(info *runtime.Info, tj *trainer.TrainJob) string {
 // Validate refuses reserved OpenMPI env names, and more than one node when the launcher should be
 // a node but the runtime lacks the launcher or node job.
 func (*MPI) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
-	if info.RuntimePolicy.Kind() != runtime.MPI || tj.Spec.Trainer == nil {
+	if tj.Spec.Trainer == nil {
 		return nil, nil
 	}
 	var errs field.ErrorList
@@ -209,15 +206,5 @@ func (*MPI) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.War
 		errs = append(errs, field.Invalid(path.Child("numNodes"), *t.NumNodes,
 			"must have 1 when MPI trainingRuntime with enabled runLauncherAsNode does not have either launcher and node"))
 	}
-	var bad []string
-	for _, e := range t.Env {
-		if slices.Contains(reservedEnv, e.Name) {
-			bad = append(bad, e.Name)
-		}
-	}
-	if len(bad) > 0 {
-		errs = append(errs, field.Invalid(path.Child("env"), bad,
-			fmt.Sprintf("must not have reserved envs, invalid envs configured: %v", bad)))
-	}
-	return nil, errs
+	return nil, append(errs, runtime.ReservedEnvInvalid(t, reservedEnv)...)
 }

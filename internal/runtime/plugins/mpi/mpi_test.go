@@ -14,6 +14,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/jobset"
@@ -37,9 +38,9 @@ func mpiSpec(policy *trainer.MPIMLPolicySource, gpus string) trainer.TrainingRun
 	return spec
 }
 
-func build(t *testing.T, spec trainer.TrainingRuntimeSpec, tj *trainer.TrainJob) (*runtime.Info, []runtime.Object) {
+func build(t *testing.T, spec trainer.TrainingRuntimeSpec, tj *trainer.TrainJob) (*runtime.Info, []apply.Desired) {
 	t.Helper()
-	info, err := core.NewInfo(tj, "mpi", &spec)
+	info, err := core.NewInfo(tj, "mpi", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestMountsAndSecret(t *testing.T) {
 		t.Errorf("SSH volume (-want,+got):\n%s", diff)
 	}
 
-	if diff := cmp.Diff(runtime.ApplyIfAbsent, objs[0].Mode); diff != "" {
+	if diff := cmp.Diff(apply.IfAbsent, objs[0].Mode); diff != "" {
 		t.Errorf("Secret mode (-want,+got):\n%s", diff)
 	}
 	secret := objs[0].Object.(*corev1.Secret)
@@ -207,13 +208,13 @@ func TestValidate(t *testing.T) {
 			spec: mpiSpec(&trainer.MPIMLPolicySource{}, ""),
 			trainer: utiltesting.MakeTrainerWrapper().Env(corev1.EnvVar{Name: EnvDefaultSlots, Value: "9"},
 				corev1.EnvVar{Name: "OK", Value: "1"}).Obj(),
-			want: `spec.trainer.env: Invalid value: ["OMPI_MCA_orte_set_default_slots"]: must not have reserved envs, invalid envs configured: [OMPI_MCA_orte_set_default_slots]`,
+			want: `spec.trainer.env: Invalid value: [{"name":"OMPI_MCA_orte_set_default_slots","value":"9"},{"name":"OK","value":"1"}]: must not have reserved envs, invalid envs configured: [OMPI_MCA_orte_set_default_slots]`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Trainer(tc.trainer).Obj()
-			info, err := core.NewInfo(tj, "mpi", &tc.spec)
+			info, err := core.NewInfo(tj, "mpi", &tc.spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +234,7 @@ func TestUnsupportedImplementation(t *testing.T) {
 	impl := trainer.MPIImplementationMPICH
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Obj()
 	spec := mpiSpec(&trainer.MPIMLPolicySource{MPIImplementation: &impl}, "")
-	info, err := core.NewInfo(tj, "mpi", &spec)
+	info, err := core.NewInfo(tj, "mpi", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

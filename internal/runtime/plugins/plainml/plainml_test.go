@@ -14,7 +14,7 @@ func TestEnforceMLPolicy(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().NumNodes(2).Obj()
 	tj := utiltesting.MakeTrainJobWrapper("ns", "plain").Trainer(utiltesting.MakeTrainerWrapper().NumNodes(5).
 		Env(corev1.EnvVar{Name: "A", Value: "1"}).Obj()).Obj()
-	info, err := core.NewInfo(tj, "plain", &spec)
+	info, err := core.NewInfo(tj, "plain", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

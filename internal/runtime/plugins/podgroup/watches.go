@@ -1,13 +1,13 @@
-// Package podgroup holds what the gang-scheduling plugins share: the watches that re-render
-// suspended TrainJobs when the cluster changes the size of their pods.
 package podgroup
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -43,6 +43,7 @@ func suspendedTrainJobs(ctx context.Context, c client.Client, in client.ListOpti
 		opts = append(opts, in)
 	}
 	if err := c.List(ctx, list, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing TrainJobs to re-render after a change of pod sizes")
 		return nil
 	}
 	var reqs []reconcile.Request
@@ -56,27 +57,16 @@ func suspendedTrainJobs(ctx context.Context, c client.Client, in client.ListOpti
 	return reqs
 }
 
-// usesRuntimeClass reports whether any pod template of tj's runtime names the RuntimeClass.
+// usesRuntimeClass reports whether any pod template of the runtime tj builds from (its snapshot,
+// else the live runtime) names the RuntimeClass.
 func usesRuntimeClass(ctx context.Context, c client.Client, tj *trainer.TrainJob, name string) bool {
-	rt, err := core.NewRuntimeObject(tj)
+	rt, _, err := core.ResolveRuntime(ctx, c, tj, core.SnapshotThenLive)
 	if err != nil {
-		return false
-	}
-	key := client.ObjectKey{Name: tj.Spec.RuntimeRef.Name}
-	if _, namespaced := rt.(*trainer.TrainingRuntime); namespaced {
-		key.Namespace = tj.Namespace
-	}
-	if err := c.Get(ctx, key, rt); err != nil {
 		return false
 	}
 	spec, err := core.RuntimeSpec(rt)
 	if err != nil {
 		return false
 	}
-	for _, n := range core.RuntimeClassNames(spec) {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(core.RuntimeClassNames(spec), name)
 }

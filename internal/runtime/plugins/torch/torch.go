@@ -4,10 +4,10 @@ package torch
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -29,7 +29,7 @@ const (
 )
 
 // reservedEnv are the names the plugin owns; a TrainJob may not set them.
-var reservedEnv = []string{EnvNumNodes, EnvNumProcPerNode, EnvNodeRank, EnvMasterAddr, EnvMasterPort}
+var reservedEnv = sets.New(EnvNumNodes, EnvNumProcPerNode, EnvNodeRank, EnvMasterAddr, EnvMasterPort)
 
 // Torch is the PyTorch ML policy.
 type Torch struct{}
@@ -136,37 +136,15 @@ func numProcPerNode(info *runtime.Info, t *trainer.Trainer) string {
 
 // runtimeNodeResources are the resources of the runtime's trainer node container as written.
 func runtimeNodeResources(info *runtime.Info) corev1.ResourceRequirements {
-	for _, rj := range info.RuntimeSpec.Template.Spec.ReplicatedJobs {
-		if rj.Template.Labels[trainer.AncestorLabel] != trainer.AncestorTrainer {
-			continue
-		}
-		for _, c := range rj.Template.Spec.Template.Spec.Containers {
-			if c.Name == runtime.NodeContainer {
-				return c.Resources
-			}
-		}
+	if _, c := runtime.TemplateTrainerNode(&info.RuntimeSpec.Template.Spec); c != nil {
+		return c.Resources
 	}
 	return corev1.ResourceRequirements{}
 }
 
 // Validate refuses reserved env names and envInjection targets the runtime lacks.
 func (*Torch) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
-	if info.RuntimePolicy.Kind() != runtime.Torch {
-		return nil, nil
-	}
-	var errs field.ErrorList
-	if t := tj.Spec.Trainer; t != nil {
-		var bad []string
-		for _, e := range t.Env {
-			if slices.Contains(reservedEnv, e.Name) {
-				bad = append(bad, e.Name)
-			}
-		}
-		if len(bad) > 0 {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "env"), bad,
-				fmt.Sprintf("must not have reserved envs, invalid envs configured: %v", bad)))
-		}
-	}
+	errs := runtime.ReservedEnvInvalid(tj.Spec.Trainer, reservedEnv)
 	if inj := info.RuntimePolicy.MLPolicy.Torch.EnvInjection; inj != nil {
 		for _, target := range inj.Targets {
 			ps := info.PodSetByName(target.JobName)

@@ -37,7 +37,7 @@ func resources(kv ...string) corev1.ResourceRequirements {
 
 func enforce(t *testing.T, spec trainer.TrainingRuntimeSpec, tj *trainer.TrainJob) *runtime.Info {
 	t.Helper()
-	info, err := core.NewInfo(tj, "torch-distributed", &spec)
+	info, err := core.NewInfo(tj, "torch-distributed", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestEnforceMLPolicy(t *testing.T) {
 			if tc.trainer != nil && isTorchtune(tc.trainer) {
 				runtimeName = "torchtune-llama3.2-1b"
 			}
-			info, err := core.NewInfo(tj, runtimeName, &tc.spec)
+			info, err := core.NewInfo(tj, runtimeName, &tc.spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestEnvInjection(t *testing.T) {
 			{JobName: "node", ContainerNames: []string{"sidecar"}},
 		}},
 	}).Obj()
-	info, err := core.NewInfo(tj, "torch", &missing)
+	info, err := core.NewInfo(tj, "torch", &missing, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

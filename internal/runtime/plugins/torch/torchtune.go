@@ -136,15 +136,8 @@ func numGPU(info *runtime.Info, t *trainer.Trainer) int64 {
 }
 
 func runtimeNodeCommand(info *runtime.Info) []string {
-	for _, rj := range info.RuntimeSpec.Template.Spec.ReplicatedJobs {
-		if rj.Template.Labels[trainer.AncestorLabel] != trainer.AncestorTrainer {
-			continue
-		}
-		for _, c := range rj.Template.Spec.Template.Spec.Containers {
-			if c.Name == runtime.NodeContainer {
-				return c.Command
-			}
-		}
+	if _, c := runtime.TemplateTrainerNode(&info.RuntimeSpec.Template.Spec); c != nil {
+		return c.Command
 	}
 	return nil
 }

@@ -5,8 +5,8 @@
 package trainjobstatus
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 )
@@ -64,8 +65,8 @@ func ConfigMapName(tj *trainer.TrainJob) string {
 	return tj.Name + configMapSuffix
 }
 
-// ErrNoCA is returned by Build when nothing read the status server's CA.
-var ErrNoCA = errors.New("the status server CA is unknown: it is read from the webhook certificate Secret before building")
+// FeatureProgressReporting names progress reporting among the disabled features of a build.
+const FeatureProgressReporting = "ProgressReporting"
 
 // TrainJobStatus injects what training code needs to report progress.
 type TrainJobStatus struct {
@@ -91,10 +92,18 @@ func (*TrainJobStatus) Name() string { return Name }
 
 // EnforcePodSpec gives every container of the trainer job (init containers excluded) the
 // server's environment and the read-only mount of the token and CA volume. A runtime without a
-// trainer job gets nothing.
+// trainer job gets nothing. Without the CA, progress reporting is an optional feature that cannot
+// work: the TrainJob is built without it, and info says why; a later build while the job has not
+// started (its JobSet is rewritten until then) adds it once the CA is known.
 func (p *TrainJobStatus) EnforcePodSpec(info *runtime.Info, tj *trainer.TrainJob) error {
 	ps := info.PodSetByAncestor(runtime.AncestorTrainer)
 	if ps == nil {
+		return nil
+	}
+	if info.Observed.StatusServerCA == "" {
+		problem := cmp.Or(info.Observed.StatusServerCAProblem, "the status server CA is unknown")
+		info.Disable(FeatureProgressReporting, "progress reporting is off for this TrainJob: "+problem+
+			"; it is turned on if the CA appears before the TrainJob starts")
 		return nil
 	}
 	ps.Volumes = runtime.UpsertVolumes(ps.Volumes, volume(tj))
@@ -130,21 +139,14 @@ func volume(tj *trainer.TrainJob) corev1.Volume {
 
 // Build returns the CA ConfigMap, applied on every build so a rotated CA reaches the pods
 // (the kubelet refreshes projected ConfigMaps in running pods).
-func (*TrainJobStatus) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
-	if info.PodSetByAncestor(runtime.AncestorTrainer) == nil {
+func (*TrainJobStatus) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error) {
+	if info.PodSetByAncestor(runtime.AncestorTrainer) == nil || info.Observed.StatusServerCA == "" {
 		return nil, nil
 	}
-	if info.StatusServerCA == "" {
-		return nil, ErrNoCA
-	}
 	cm := &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            ConfigMapName(tj),
-			Namespace:       tj.Namespace,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
-		},
-		Data: map[string]string{CAKey: info.StatusServerCA},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: runtime.OwnedBy(tj, ConfigMapName(tj)),
+		Data:       map[string]string{CAKey: info.Observed.StatusServerCA},
 	}
-	return []runtime.Object{{Object: cm, Mode: runtime.ApplyAlways}}, nil
+	return []apply.Desired{{Object: cm, Mode: apply.Always}}, nil
 }

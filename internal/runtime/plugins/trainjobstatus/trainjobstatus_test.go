@@ -2,7 +2,6 @@ package trainjobstatus
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
@@ -67,7 +67,18 @@ func TestEnforcePodSpec(t *testing.T) {
 		// wantInjected names the PodSets whose regular containers get the env and mount; every
 		// other PodSet, and every init container, stays as it was.
 		wantInjected string
+		// noCA leaves the CA unknown, with problem as the reason.
+		noCA         bool
+		problem      string
+		wantDisabled []runtime.DisabledFeature
 	}{
+		"no CA: nothing injected, and the build says why": {
+			spec:    utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj(),
+			noCA:    true,
+			problem: "the webhook certificate Secret kubeflow-system/cert does not exist",
+			wantDisabled: []runtime.DisabledFeature{{Name: FeatureProgressReporting, Message: "progress reporting is off for this TrainJob: " +
+				"the webhook certificate Secret kubeflow-system/cert does not exist; it is turned on if the CA appears before the TrainJob starts"}},
+		},
 		"initializers, a trainer with a sidecar, init containers: every trainer container": {
 			spec:         withSidecarsAndInit(utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()),
 			wantInjected: "node",
@@ -83,11 +94,15 @@ func TestEnforcePodSpec(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			tj := utiltesting.MakeTrainJobWrapper("ns", "job").Obj()
-			info, err := core.NewInfo(tj, "rt", &tc.spec)
+			obs := &runtime.Observed{StatusServerCA: ca}
+			if tc.noCA {
+				obs = &runtime.Observed{StatusServerCAProblem: tc.problem}
+			}
+			info, err := core.NewInfo(tj, "rt", &tc.spec, obs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := core.NewInfo(tj, "rt", &tc.spec)
+			want, err := core.NewInfo(tj, "rt", &tc.spec, obs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,12 +116,16 @@ func TestEnforcePodSpec(t *testing.T) {
 			p := newPlugin(t)
 			// Twice: a second run must not add anything.
 			for range 2 {
+				info.Disabled = nil
 				if err := p.EnforcePodSpec(info, tj); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if diff := cmp.Diff(want.PodSets, info.PodSets); diff != "" {
 				t.Errorf("PodSets (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantDisabled, info.Disabled); diff != "" {
+				t.Errorf("disabled features (-want,+got):\n%s", diff)
 			}
 		})
 	}
@@ -119,7 +138,6 @@ func TestBuild(t *testing.T) {
 		ca         string
 		noTrainer  bool
 		wantObject *corev1.ConfigMap
-		wantErr    error
 	}{
 		"the CA ConfigMap, owned by the TrainJob": {
 			ca: ca,
@@ -132,8 +150,8 @@ func TestBuild(t *testing.T) {
 				Data: map[string]string{"ca.crt": ca},
 			},
 		},
-		"no CA read: a build error": {wantErr: ErrNoCA},
-		"no trainer job: nothing":   {noTrainer: true},
+		"no CA read: nothing, the build goes on without progress reporting": {},
+		"no trainer job: nothing": {noTrainer: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -141,17 +159,17 @@ func TestBuild(t *testing.T) {
 			if tc.noTrainer {
 				spec.Template.Spec.ReplicatedJobs = spec.Template.Spec.ReplicatedJobs[:2]
 			}
-			info, err := core.NewInfoIn(tj, "rt", &spec, &runtime.Environment{StatusServerCA: tc.ca})
+			info, err := core.NewInfo(tj, "rt", &spec, &runtime.Observed{StatusServerCA: tc.ca})
 			if err != nil {
 				t.Fatal(err)
 			}
 			objs, err := newPlugin(t).Build(context.Background(), info, tj)
-			if !errors.Is(err, tc.wantErr) {
-				t.Fatalf("Build() error = %v, want %v", err, tc.wantErr)
+			if err != nil {
+				t.Fatalf("Build() error = %v", err)
 			}
-			var want []runtime.Object
+			var want []apply.Desired
 			if tc.wantObject != nil {
-				want = []runtime.Object{{Object: tc.wantObject, Mode: runtime.ApplyAlways}}
+				want = []apply.Desired{{Object: tc.wantObject, Mode: apply.Always}}
 			}
 			if diff := cmp.Diff(want, objs); diff != "" {
 				t.Errorf("Build() (-want,+got):\n%s", diff)

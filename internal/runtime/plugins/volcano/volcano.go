@@ -8,10 +8,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/podgroup"
@@ -28,7 +30,11 @@ var (
 	_ framework.ComponentBuilderPlugin      = (*Volcano)(nil)
 	_ framework.WatchExtensionPlugin        = (*Volcano)(nil)
 	_ framework.CustomValidationPlugin      = (*Volcano)(nil)
+	_ framework.KindOwnerPlugin             = (*Volcano)(nil)
 )
+
+// PodGroupKind is the kind the plugin creates: Volcano's PodGroup.
+var PodGroupKind = volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup")
 
 // New creates the plugin.
 func New(framework.Options) (framework.Plugin, error) {
@@ -43,36 +49,30 @@ func (*Volcano) ReconcilerBuilders() []framework.ReconcilerBuilder {
 	return []framework.ReconcilerBuilder{podgroup.Watches()}
 }
 
-func enabled(info *runtime.Info) bool {
-	return info.RuntimePolicy.PodGroupPolicy != nil && info.RuntimePolicy.PodGroupPolicy.Volcano != nil
+// PodGroupPolicyKind is Volcano.
+func (*Volcano) PodGroupPolicyKind() runtime.PodGroupPolicyKind { return runtime.Volcano }
+
+// OwnedKinds is Volcano's PodGroup.
+func (*Volcano) OwnedKinds() []framework.OwnedKind {
+	return []framework.OwnedKind{{GVK: PodGroupKind, New: func() client.Object { return &volcanov1beta1.PodGroup{} }}}
 }
 
 // EnforcePodGroupPolicy annotates every pod with its PodGroup.
 func (*Volcano) EnforcePodGroupPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
-	if enabled(info) {
-		info.Scheduler.PodAnnotations[volcanov1beta1.KubeGroupNameAnnotationKey] = tj.Name
-	}
+	info.Scheduler.PodAnnotations[volcanov1beta1.KubeGroupNameAnnotationKey] = tj.Name
 	return nil
 }
 
 // Build returns the PodGroup sized for the whole gang, in the queue of the JobSet annotation
-// scheduling.volcano.sh/queue-name, with the pods' priority class. It is not changed while the
-// TrainJob runs.
-func (*Volcano) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]runtime.Object, error) {
-	if !enabled(info) {
-		return nil, nil
-	}
-	members, resources := info.GangSize()
+// scheduling.volcano.sh/queue-name, with the pods' priority class.
+func (*Volcano) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error) {
+	gang := podgroup.GangOf(info, tj)
 	pg := &volcanov1beta1.PodGroup{
-		TypeMeta: metav1.TypeMeta{APIVersion: volcanov1beta1.SchemeGroupVersion.String(), Kind: "PodGroup"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            tj.Name,
-			Namespace:       tj.Namespace,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))},
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: PodGroupKind.GroupVersion().String(), Kind: PodGroupKind.Kind},
+		ObjectMeta: gang.Meta,
 		Spec: volcanov1beta1.PodGroupSpec{
-			MinMember:         members,
-			MinResources:      &resources,
+			MinMember:         gang.Members,
+			MinResources:      &gang.Resources,
 			Queue:             info.Annotations[volcanov1beta1.QueueNameAnnotationKey],
 			PriorityClassName: priorityClassName(info),
 		},
@@ -80,7 +80,7 @@ func (*Volcano) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJo
 	if nt := info.RuntimePolicy.PodGroupPolicy.Volcano.NetworkTopology; nt != nil {
 		pg.Spec.NetworkTopology = nt.DeepCopy()
 	}
-	return []runtime.Object{{Object: pg, Mode: runtime.ApplyUnlessRunning}}, nil
+	return []apply.Desired{podgroup.Desired(pg)}, nil
 }
 
 // priorityClassName is the last priority class the replicated jobs' pods set, in template order.
@@ -100,9 +100,6 @@ var builtinPriorityClasses = map[string]bool{"system-cluster-critical": true, "s
 // Validate refuses an empty queue annotation and priority classes that do not exist, which Volcano
 // would reject only once the job runs.
 func (*Volcano) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
-	if !enabled(info) {
-		return nil, nil
-	}
 	errs := validatePriorityClasses(info)
 	queue, ok := info.Annotations[volcanov1beta1.QueueNameAnnotationKey]
 	if !ok || queue != "" {
@@ -124,13 +121,13 @@ func (*Volcano) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission
 }
 
 func validatePriorityClasses(info *runtime.Info) field.ErrorList {
-	if info.PriorityClasses == nil {
+	if info.Observed.PriorityClasses == nil {
 		return nil
 	}
 	var errs field.ErrorList
 	for _, rj := range info.Template.ReplicatedJobs {
 		name := rj.Template.Spec.Template.Spec.PriorityClassName
-		if name == "" || builtinPriorityClasses[name] || info.PriorityClasses[name] {
+		if name == "" || builtinPriorityClasses[name] || info.Observed.PriorityClasses[name] {
 			continue
 		}
 		errs = append(errs, field.Invalid(field.NewPath("spec", "templateSpec", "priorityClassName"), name,

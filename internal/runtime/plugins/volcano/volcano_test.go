@@ -39,11 +39,11 @@ func TestValidate(t *testing.T) {
 				s.Template.Metadata.Annotations = map[string]string{"scheduling.volcano.sh/queue-name": *tc.queue}
 			}
 			tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Obj()
-			info, err := core.NewInfo(tj, "rt", &s)
+			info, err := core.NewInfo(tj, "rt", &s, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			info.PriorityClasses = tc.classes
+			info.Observed.PriorityClasses = tc.classes
 			_, errs := (&Volcano{}).Validate(info, nil, tj)
 			got := ""
 			if len(errs) > 0 {

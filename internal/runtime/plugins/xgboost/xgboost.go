@@ -4,10 +4,10 @@ package xgboost
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -27,7 +27,7 @@ const (
 	EnvNumWorker   = "DMLC_NUM_WORKER"
 )
 
-var reservedEnv = []string{EnvTrackerURI, EnvTrackerPort, EnvTaskID, EnvNumWorker}
+var reservedEnv = sets.New(EnvTrackerURI, EnvTrackerPort, EnvTaskID, EnvNumWorker)
 
 // XGBoost is the XGBoost ML policy.
 type XGBoost struct{}
@@ -80,15 +80,14 @@ func (*XGBoost) EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error 
 
 // Validate refuses the DMLC_* names the plugin owns.
 func (*XGBoost) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
-	if info.RuntimePolicy.Kind() != runtime.XGBoost || tj.Spec.Trainer == nil {
+	if tj.Spec.Trainer == nil {
 		return nil, nil
 	}
 	var errs field.ErrorList
-	for i, e := range tj.Spec.Trainer.Env {
-		if slices.Contains(reservedEnv, e.Name) {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "trainer", "env").Index(i),
-				fmt.Sprintf("%s is reserved for the XGBoost runtime", e.Name)))
-		}
+	env := tj.Spec.Trainer.Env
+	for _, i := range runtime.ReservedEnv(env, reservedEnv) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "trainer", "env").Index(i),
+			fmt.Sprintf("%s is reserved for the XGBoost runtime", env[i].Name)))
 	}
 	return nil, errs
 }

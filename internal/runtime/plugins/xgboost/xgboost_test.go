@@ -30,7 +30,7 @@ func TestEnforceMLPolicy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			spec := utiltesting.MakeTrainingRuntimeSpecWrapper().NumNodes(2).XGBoost().Obj()
 			tj := utiltesting.MakeTrainJobWrapper("ns", "xgb").Trainer(tc.trainer).Obj()
-			info, err := core.NewInfo(tj, "xgboost-distributed", &spec)
+			info, err := core.NewInfo(tj, "xgboost-distributed", &spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestValidate(t *testing.T) {
 	tj := utiltesting.MakeTrainJobWrapper("ns", "xgb").Trainer(utiltesting.MakeTrainerWrapper().Env(
 		corev1.EnvVar{Name: "OK", Value: "1"}, corev1.EnvVar{Name: EnvNumWorker, Value: "9"}, corev1.EnvVar{Name: EnvTaskID, Value: "0"},
 	).Obj()).Obj()
-	info, err := core.NewInfo(tj, "xgboost-distributed", &spec)
+	info, err := core.NewInfo(tj, "xgboost-distributed", &spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package apply
 
 import "k8s.io/apimachinery/pkg/api/equality"
 

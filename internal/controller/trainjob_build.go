@@ -1,0 +1,222 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cert"
+	"github.com/gantry-ml/gantry/internal/metrics"
+	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+)
+
+// Event reasons on TrainJobs.
+const (
+	ReasonResourcesCreationFailed = "TrainJobResourcesCreationFailed"
+	// disabledSuffix follows a feature's name in the reason of the event that says it is off,
+	// e.g. ProgressReportingDisabled.
+	disabledSuffix = "Disabled"
+)
+
+// buildOrEnd builds the objects of an unfinished TrainJob, unless its JobSet is going away or
+// went away while the TrainJob ran: a JobSet is never made again for a TrainJob that had one,
+// except while the TrainJob is suspended (the re-admission path), where it runs nothing.
+func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) error {
+	if s.jobSet != nil && !s.jobSet.DeletionTimestamp.IsZero() {
+		if ptr.Deref(s.tj.Spec.Suspend, false) {
+			// Let it go; the next reconcile builds a new, suspended one.
+			return r.removeOutcomeFinalizer(ctx, s.jobSet)
+		}
+		return nil
+	}
+	if s.jobSet == nil && hadJobSet(s.tj) {
+		gone, err := r.confirmJobSetGone(ctx, s)
+		if err != nil || gone {
+			return err
+		}
+	}
+	r.build(ctx, s)
+	return nil
+}
+
+// hadJobSet tells from the TrainJob's status that a JobSet existed and reported: its replicated
+// job counts are mirrored only from a JobSet.
+func hadJobSet(tj *trainer.TrainJob) bool {
+	return len(tj.Status.JobsStatus) > 0 && !ptr.Deref(tj.Spec.Suspend, false)
+}
+
+// confirmJobSetGone re-reads, around the cache, a TrainJob whose JobSet the cache does not have
+// although it had one: the cache may be behind (the TrainJob finished, or the JobSet was just
+// made), and building on a stale answer would run the training again. It reports whether the
+// JobSet is really gone, and then ends the TrainJob.
+func (r *TrainJobReconciler) confirmJobSetGone(ctx context.Context, s *scope) (bool, error) {
+	fresh := &trainer.TrainJob{}
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(s.tj), fresh); err != nil {
+		return false, fmt.Errorf("re-reading the TrainJob: %w", err)
+	}
+	if isFinished(&fresh.Status) || fresh.UID != s.tj.UID {
+		return true, nil
+	}
+	js := &jobsetv1alpha2.JobSet{}
+	err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(s.tj), js)
+	if err == nil {
+		s.jobSet = js
+		return false, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("re-reading the JobSet: %w", err)
+	}
+	s.jobSetGone = true
+	return true, nil
+}
+
+// build resolves the runtime (the snapshot first), reads what the cluster provides and writes
+// every object; the outcome goes into s (status, events, the error to return).
+func (r *TrainJobReconciler) build(ctx context.Context, s *scope) {
+	ctrl.LoggerFrom(ctx).V(2).Info("Building TrainJob objects")
+	err := r.buildObjects(ctx, s)
+	setBuildError(s.status, s.tj.Status.BuildError, err, s.now)
+	if err == nil {
+		return
+	}
+	metrics.ReconcileErrors.WithLabelValues(reasonOf(err)).Inc()
+	s.warn(ReasonResourcesCreationFailed, "TrainJob resources reconciliation failed: "+err.Error())
+	s.buildErr = err
+	var terminal *terminalError
+	if errors.As(err, &terminal) {
+		// Nothing but a change of the TrainJob (which reconciles it again) can fix it.
+		s.buildErr = reconcile.TerminalError(err)
+	}
+}
+
+func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
+	tj := s.tj
+	rt, source, err := core.ResolveRuntime(ctx, r.client, tj, core.SnapshotThenLive)
+	if err != nil {
+		if core.IsRuntimeNotFound(err) {
+			return withReason(metrics.ReasonRuntimeNotFound, err)
+		}
+		if errors.Is(err, core.ErrInvalidSnapshot) {
+			return &terminalError{err}
+		}
+		return err
+	}
+	obs, err := r.observe(ctx, tj, rt)
+	if err != nil {
+		return err
+	}
+	build, err := r.runtime.NewObjects(ctx, tj, rt, obs)
+	if err != nil {
+		err = withReason(metrics.ReasonBuildFailed, fmt.Errorf("building objects: %w", err))
+		if source == core.FromSnapshot {
+			// Every input is frozen: the same build fails the same way until the TrainJob changes.
+			return &terminalError{err}
+		}
+		return err
+	}
+	withOutcomeFinalizer(build.Objects)
+	res, err := r.applier.Apply(ctx, tj, ptr.Deref(tj.Spec.Suspend, false), build.Objects)
+	for _, o := range res.Created {
+		if _, isJobSet := o.(*jobsetv1alpha2.JobSet); isJobSet {
+			metrics.JobSetCreationSeconds.Observe(r.clock.Since(tj.CreationTimestamp.Time).Seconds())
+		}
+	}
+	if err != nil {
+		return withReason(metrics.ReasonApplyFailed, err)
+	}
+	setDisabledFeatures(s, build.Disabled)
+	return nil
+}
+
+// observe reads what the build needs from the cluster: the status server's CA when the
+// TrainJobStatus plugin runs (from a cache of that one Secret; when it is missing, progress
+// reporting is left out and the build says why), and what the cluster will add to the pods for
+// runtimes that size a PodGroup from their requests; other runtimes need none of it.
+func (r *TrainJobReconciler) observe(ctx context.Context, tj *trainer.TrainJob, rt client.Object) (*runtime.Observed, error) {
+	spec, err := core.RuntimeSpec(rt)
+	if err != nil {
+		return nil, err
+	}
+	obs := &runtime.Observed{}
+	if r.ca != nil {
+		ca, err := r.ca.CA(ctx)
+		switch {
+		case err == nil:
+			obs.StatusServerCA = ca
+		case errors.Is(err, cert.ErrCAMissing):
+			obs.StatusServerCAProblem = err.Error()
+		default:
+			return nil, fmt.Errorf("reading the status server CA: %w", err)
+		}
+	}
+	if spec.PodGroupPolicy == nil {
+		return obs, nil
+	}
+	limitRanges := &corev1.LimitRangeList{}
+	if err := r.client.List(ctx, limitRanges, client.InNamespace(tj.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing LimitRanges: %w", err)
+	}
+	obs.LimitRanges = limitRanges.Items
+	if obs.RuntimeClasses, err = r.runtimeClasses(ctx, core.RuntimeClassNames(spec)); err != nil {
+		return nil, err
+	}
+	return obs, nil
+}
+
+// runtimeClasses reads the RuntimeClasses named; a missing one is left out (the pods will be
+// refused at creation; there is nothing to add meanwhile).
+func (r *TrainJobReconciler) runtimeClasses(ctx context.Context, names []string) (map[string]*nodev1.RuntimeClass, error) {
+	classes := map[string]*nodev1.RuntimeClass{}
+	for _, name := range names {
+		rc := &nodev1.RuntimeClass{}
+		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, rc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("reading RuntimeClass %q: %w", name, err)
+		}
+		classes[name] = rc
+	}
+	return classes, nil
+}
+
+// terminalError marks a build error that retrying cannot fix.
+type terminalError struct{ err error }
+
+func (e *terminalError) Error() string { return e.err.Error() }
+func (e *terminalError) Unwrap() error { return e.err }
+
+// reasonError tags an error with its metrics reason.
+type reasonError struct {
+	reason string
+	err    error
+}
+
+func (e *reasonError) Error() string { return e.err.Error() }
+func (e *reasonError) Unwrap() error { return e.err }
+
+func withReason(reason string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &reasonError{reason: reason, err: err}
+}
+
+func reasonOf(err error) string {
+	var re *reasonError
+	if errors.As(err, &re) {
+		return re.reason
+	}
+	return metrics.ReasonBuildFailed
+}

@@ -1,0 +1,54 @@
+package jobset
+
+import (
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
+)
+
+// maxNameLength is the longest DNS label, which JobSet requires of every Job and pod name it
+// generates.
+const maxNameLength = 63
+
+// podNameSuffix stands for the five random characters of a pod's name.
+const podNameSuffix = "-xxxxx"
+
+// validateName refuses a TrainJob name JobSet would refuse on every build: it names Jobs
+// "<name>-<job>-<replica>" and, for Indexed Jobs, pods "<name>-<job>-<replica>-<index>-xxxxx",
+// each at most 63 characters. The limit depends on the runtime (its job names) and the counts
+// (numNodes), so the error says what it is for this TrainJob.
+func validateName(info *runtime.Info, tj *trainer.TrainJob) field.ErrorList {
+	if info.FinalPodSets == nil {
+		return nil
+	}
+	limit, why := maxNameLength, ""
+	for _, ps := range info.FinalPodSets {
+		rj := findJobByName(info, ps.Name)
+		if rj == nil {
+			continue
+		}
+		jobSuffix := "-" + ps.Name + "-" + strconv.Itoa(int(ps.Replicas)-1)
+		if l := maxNameLength - len(jobSuffix); l < limit {
+			limit, why = l, fmt.Sprintf("JobSet names the Jobs of replicated job %q <name>%s", ps.Name, jobSuffix)
+		}
+		mode := ptr.Deref(rj.Template.Spec.CompletionMode, batchv1.IndexedCompletion)
+		if mode != batchv1.IndexedCompletion {
+			continue
+		}
+		podSuffix := jobSuffix + "-" + strconv.Itoa(int(ps.Count)-1) + podNameSuffix
+		if l := maxNameLength - len(podSuffix); l < limit {
+			limit, why = l, fmt.Sprintf("JobSet names the pods of replicated job %q <name>%s", ps.Name, podSuffix)
+		}
+	}
+	if len(tj.Name) <= limit {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), tj.Name,
+		fmt.Sprintf("must be no more than %d characters with runtime %q: %s, at most %d characters", limit, info.RuntimeName, why, maxNameLength))}
+}

@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cert"
+	"github.com/gantry-ml/gantry/internal/controller"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	fwk "github.com/gantry-ml/gantry/test/integration/framework"
+	"github.com/gantry-ml/gantry/test/util"
+)
+
+// An optional feature never stops the core job (issue 13, defect 7): with progress reporting on
+// and no status server CA (certManagement off, no certificate Secret), TrainJobs still run.
+var _ = ginkgo.Describe("Progress reporting without a status server CA", ginkgo.Ordered, func() {
+	var restore func()
+	var caNamespace string
+	const caName = "status-ca"
+
+	ginkgo.BeforeAll(func() {
+		caNamespace = newNamespace()
+		restore = withManager(func(m manager.Manager) error {
+			bundle, err := cert.NewCABundle(m.GetConfig(), m.GetScheme(), m.GetRESTMapper(), types.NamespacedName{Namespace: caNamespace, Name: caName})
+			if err != nil {
+				return err
+			}
+			if err := m.Add(bundle.Cache()); err != nil {
+				return err
+			}
+			rt, err := plugins.NewRuntime(framework.Options{StatusServerURL: func(ns, name string) string {
+				return "https://status.test/" + ns + "/" + name
+			}})
+			if err != nil {
+				return err
+			}
+			return controller.SetupControllers(m, rt, controller.WithStatusServerCA(bundle))
+		})
+	})
+	ginkgo.AfterAll(func() { restore() })
+
+	ginkgo.It("builds without the progress injection, says why once, and injects it when the CA appears before the job starts", func() {
+		ns := newNamespace()
+		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+		job := func(name string) *utiltesting.TrainJobWrapper {
+			return utiltesting.MakeTrainJobWrapper(ns, name).RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+				Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1).Obj())
+		}
+		waiting, running := job("waiting").Suspend(true).Obj(), job("running").Obj()
+		for _, tj := range []*trainer.TrainJob{waiting, running} {
+			gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		}
+		nodeEnv := func(g gomega.Gomega, tj *trainer.TrainJob) []string {
+			js := &jobsetv1alpha2.JobSet{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
+			var names []string
+			for _, e := range nodeJob(js).Template.Spec.Template.Spec.Containers[0].Env {
+				names = append(names, e.Name)
+			}
+			return names
+		}
+		for _, tj := range []*trainer.TrainJob{waiting, running} {
+			gomega.Eventually(func(g gomega.Gomega) {
+				g.Expect(nodeEnv(g, tj)).To(gomega.ContainElement("PET_NNODES"), "the TrainJob was not built")
+				g.Expect(nodeEnv(g, tj)).NotTo(gomega.ContainElement("KUBEFLOW_TRAINER_SERVER_URL"))
+				got := &trainer.TrainJob{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), got)).To(gomega.Succeed())
+				g.Expect(got.Status.BuildError).To(gomega.BeNil(), "a missing optional feature failed the build")
+			}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		}
+		fwk.TouchTrainJob(ctx, k8sClient, waiting, 2)
+		gomega.Eventually(func(g gomega.Gomega) {
+			events := &corev1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(gomega.Succeed())
+			var told []corev1.Event
+			for _, e := range events.Items {
+				if e.InvolvedObject.Name == "waiting" && e.Reason == "ProgressReportingDisabled" {
+					told = append(told, e)
+				}
+			}
+			g.Expect(told).To(gomega.HaveLen(1))
+			g.Expect(told[0].Count).To(gomega.BeNumerically("<=", 1), "told more than once")
+			g.Expect(told[0].Message).To(gomega.ContainSubstring(caNamespace + "/" + caName))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("creating the CA: the waiting job gets the injection, the running one is left alone")
+		gomega.Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: caNamespace, Name: caName},
+			Data: map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")}})).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(nodeEnv(g, waiting)).To(gomega.ContainElement("KUBEFLOW_TRAINER_SERVER_URL"))
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "waiting-tls-config"}, &corev1.ConfigMap{})).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Consistently(func(g gomega.Gomega) {
+			g.Expect(nodeEnv(g, running)).NotTo(gomega.ContainElement("KUBEFLOW_TRAINER_SERVER_URL"), "a running JobSet was changed")
+		}, "2s", util.Interval).Should(gomega.Succeed())
+	})
+})
