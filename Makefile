@@ -14,6 +14,7 @@ TOOLCHAIN := hack/toolchain.sh
 
 CONTROLLER_GEN := $(BIN_DIR)/controller-gen
 GOLANGCI_LINT := $(BIN_DIR)/golangci-lint
+KUBE_API_LINTER := $(BIN_DIR)/kube-api-linter
 HELM := $(BIN_DIR)/helm
 HELM_UNITTEST := $(BIN_DIR)/helm-unittest
 HELM_DOCS := $(BIN_DIR)/helm-docs
@@ -55,6 +56,14 @@ vet: ## Run go vet.
 lint: golangci-lint ## Run golangci-lint (built from the Go module proxy).
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: lint-api
+lint-api: kube-api-linter ## Run Kube API Linter on Gantry's own API types (api/config; the trainer.kubeflow.org types must match upstream).
+	$(KUBE_API_LINTER) run --config .golangci-kal.yaml ./api/...
+
+.PHONY: boilerplate
+boilerplate: ## Add the license header of hack/boilerplate.go.txt to every Go file that lacks it.
+	hack/boilerplate.sh --fix
+
 .PHONY: build
 build: ## Build the gantry binaries (manager, gantry) into bin/.
 	go build -o $(BIN_DIR)/ ./cmd/...
@@ -81,6 +90,7 @@ test-integration: envtest-assets kustomize helm helm-deps ## Run the envtest int
 .PHONY: verify
 verify: generate manifests helm-docs vet ## Regenerate everything, then fail if the tree changed or code is unformatted.
 	go mod tidy
+	hack/boilerplate.sh
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -s -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		git status --short; git --no-pager diff --stat; \
@@ -189,7 +199,7 @@ cluster-assets: ## Build (or reuse) every binary of the local cluster.
 	$(TOOLCHAIN) cluster
 
 .PHONY: tools
-tools: ## Build (or reuse) controller-gen, golangci-lint, kustomize, helm, helm-unittest and helm-docs.
+tools: ## Build (or reuse) controller-gen, golangci-lint, kube-api-linter, kustomize, helm, helm-unittest and helm-docs.
 	$(TOOLCHAIN) tools
 
 .PHONY: controller-gen
@@ -199,6 +209,10 @@ controller-gen:
 .PHONY: golangci-lint
 golangci-lint:
 	@$(TOOLCHAIN) golangci-lint
+
+.PHONY: kube-api-linter
+kube-api-linter:
+	@$(TOOLCHAIN) kube-api-linter
 
 .PHONY: kustomize
 kustomize:

@@ -5,7 +5,7 @@
 # Usage: hack/toolchain.sh [envtest|cluster|tools|kueue|all|NAME...]
 #   envtest  kube-apiserver, etcd, kubectl (what envtest needs)
 #   cluster  envtest + kube-controller-manager, kube-scheduler, kwok, jobset (local cluster)
-#   tools    controller-gen, golangci-lint, kustomize, helm, helm-unittest, helm-docs
+#   tools    controller-gen, golangci-lint, kube-api-linter, kustomize, helm, helm-unittest, helm-docs
 #   kueue    the Kueue controller
 #   all      everything above
 #
@@ -144,6 +144,11 @@ golangci_lint() {
   simple_tool golangci-lint github.com/golangci/golangci-lint/v2 "$GOLANGCI_LINT_VERSION" \
     github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 }
+# kube-api-linter: golangci-lint with Kube API Linter built in as a module (make lint-api).
+kube_api_linter() {
+  simple_tool kube-api-linter sigs.k8s.io/kube-api-linter "$KUBE_API_LINTER_VERSION" \
+    sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter
+}
 helm_unittest() {
   # Its go.mod replaces yaml-jsonpath with a fork; the scratch module must repeat that.
   REPLACES=$'\tgithub.com/vmware-labs/yaml-jsonpath v0.3.2 => github.com/helm-unittest/yaml-jsonpath v0.4.0' \
@@ -203,6 +208,7 @@ cluster() {
 tools() {
   controller_gen
   golangci_lint
+  kube_api_linter
   kustomize
   helm
   helm_unittest
@@ -222,6 +228,7 @@ main() {
       all) cluster && tools && kueue ;;
       controller-gen) controller_gen ;;
       golangci-lint) golangci_lint ;;
+      kube-api-linter) kube_api_linter ;;
       helm-unittest) helm_unittest ;;
       helm-docs) helm_docs ;;
       kube-apiserver | kubectl | kube-controller-manager | kube-scheduler) k8s_cmds "$a" ;;

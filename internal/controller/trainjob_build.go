@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package controller
 
 import (
@@ -93,8 +109,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, s *scope) {
 	metrics.ReconcileErrors.WithLabelValues(reasonOf(err)).Inc()
 	s.warn(ReasonResourcesCreationFailed, "TrainJob resources reconciliation failed: "+err.Error())
 	s.buildErr = err
-	var terminal *terminalError
-	if errors.As(err, &terminal) {
+	if _, ok := errors.AsType[*terminalError](err); ok {
 		// Nothing but a change of the TrainJob (which reconciles it again) can fix it.
 		s.buildErr = reconcile.TerminalError(err)
 	}
@@ -214,8 +229,7 @@ func withReason(reason string, err error) error {
 }
 
 func reasonOf(err error) string {
-	var re *reasonError
-	if errors.As(err, &re) {
+	if re, ok := errors.AsType[*reasonError](err); ok {
 		return re.reason
 	}
 	return metrics.ReasonBuildFailed

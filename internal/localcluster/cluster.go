@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package localcluster
 
 import (
@@ -328,8 +344,8 @@ func (c *Cluster) Down() error {
 		c.logf("  not recording the cluster's hostPath volumes: %v", err)
 	}
 	stopped := 0
-	for i := len(componentNames) - 1; i >= 0; i-- {
-		name := componentNames[i]
+	for _, name := range slices.Backward(componentNames) {
+
 		rec := c.record(name)
 		ok, err := c.stopRecorded(name, 15*time.Second)
 		if err != nil {

@@ -1,9 +1,26 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package localcluster
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
@@ -43,7 +60,7 @@ type stage struct {
 func parseStages(t *testing.T, d time.Duration) map[string]stage {
 	t.Helper()
 	out := map[string]stage{}
-	for _, doc := range strings.Split(KwokStages(d), "\n---\n") {
+	for doc := range strings.SplitSeq(KwokStages(d), "\n---\n") {
 		var s stage
 		if err := yaml.Unmarshal([]byte(doc), &s); err != nil {
 			t.Fatalf("stage document does not parse: %v\n%s", err, doc)
@@ -213,8 +230,8 @@ func TestPodStagesRenderStatuses(t *testing.T) {
 
 func lastPatch(t *testing.T, s stage) string {
 	t.Helper()
-	for i := len(s.Spec.Steps) - 1; i >= 0; i-- {
-		if p := s.Spec.Steps[i].Patch; p != nil {
+	for _, v := range slices.Backward(s.Spec.Steps) {
+		if p := v.Patch; p != nil {
 			if p.Subresource != "status" || p.Root != "status" {
 				t.Fatalf("stage %s patches %s/%s, want the status subresource", s.Metadata.Name, p.Subresource, p.Root)
 			}

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Package webhook holds the admission webhooks: TrainJob defaulting and validation, and runtime
 // validation. Rejections are 403 Forbidden with the field paths in the message, which tells
 // them apart from the apiserver's own 422 schema rejections.
@@ -117,8 +133,7 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 	}
 	rt, _, err := core.ResolveRuntime(ctx, v.client, tj, lookup)
 	if err != nil {
-		var nf *core.RuntimeNotFoundError
-		if errors.As(err, &nf) {
+		if nf, ok := errors.AsType[*core.RuntimeNotFoundError](err); ok {
 			kind := "clusterTrainingRuntime"
 			if nf.Kind == trainer.TrainingRuntimeKind {
 				kind = "trainingRuntime"

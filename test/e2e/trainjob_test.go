@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package e2e
 
 import (
@@ -16,6 +32,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/localcluster"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
 const (
@@ -205,13 +222,13 @@ var _ = ginkgo.Describe("TrainJobs on simulated GPU nodes", func() {
 			if err := k8sClient.Get(ctx, keyOf(rt), rt); err != nil {
 				return err
 			}
-			rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Env[0].Value = "v2"
+			utiltesting.Job(rt.Spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0].Env[0].Value = "v2"
 			return k8sClient.Update(ctx, rt)
 		}).Should(gomega.Succeed())
 		gomega.Consistently(func(g gomega.Gomega) {
 			js := &jobsetv1alpha2.JobSet{}
 			g.Expect(k8sClient.Get(ctx, keyOf(tj), js)).To(gomega.Succeed())
-			g.Expect(runtimeVersion(js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec)).To(gomega.Equal("v1"))
+			g.Expect(runtimeVersion(utiltesting.Job(js.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec)).To(gomega.Equal("v1"))
 		}, 3*time.Second).Should(gomega.Succeed())
 
 		// A resume builds the JobSet again, still from the runtime as it was.

@@ -1,8 +1,25 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package main
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -67,12 +84,8 @@ func (o *observer) snapshot() (seen, done map[string]time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	seen, done = make(map[string]time.Time, len(o.seen)), make(map[string]time.Time, len(o.done))
-	for k, v := range o.seen {
-		seen[k] = v
-	}
-	for k, v := range o.done {
-		done[k] = v
-	}
+	maps.Copy(seen, o.seen)
+	maps.Copy(done, o.done)
 	return seen, done
 }
 

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package v1alpha1
 
 import (
@@ -14,6 +30,7 @@ type Configuration struct {
 
 	// webhook configures the admission webhook server.
 	// +optional
+	// +kubebuilder:validation:MinProperties=1
 	Webhook ControllerWebhook `json:"webhook,omitzero"`
 
 	// leaderElection configures leader election of the controllers.
@@ -22,10 +39,12 @@ type Configuration struct {
 
 	// metrics configures the Prometheus metrics server.
 	// +optional
+	// +kubebuilder:validation:MinProperties=1
 	Metrics ControllerMetrics `json:"metrics,omitzero"`
 
 	// health configures the health probe server.
 	// +optional
+	// +kubebuilder:validation:MinProperties=1
 	Health ControllerHealth `json:"health,omitzero"`
 
 	// controller holds options shared by all controllers.
@@ -68,6 +87,7 @@ type ControllerWebhook struct {
 type ControllerMetrics struct {
 	// bindAddress of the metrics server; "0" disables it. Defaults to ":8443".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	BindAddress string `json:"bindAddress,omitempty"`
 
 	// secureServing serves metrics over HTTPS. Defaults to true.
@@ -90,14 +110,17 @@ type MetricsAuth struct {
 type ControllerHealth struct {
 	// healthProbeBindAddress of the probe server; "0" disables it. Defaults to ":8081".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	HealthProbeBindAddress string `json:"healthProbeBindAddress,omitempty"`
 
 	// readinessEndpointName is the readiness path. Defaults to "readyz".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	ReadinessEndpointName string `json:"readinessEndpointName,omitempty"`
 
 	// livenessEndpointName is the liveness path. Defaults to "healthz".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	LivenessEndpointName string `json:"livenessEndpointName,omitempty"`
 }
 
@@ -119,11 +142,13 @@ type CertManagement struct {
 	// webhookServiceName is the Service whose DNS name the certificate covers.
 	// Defaults to "kubeflow-trainer-controller-manager".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	WebhookServiceName string `json:"webhookServiceName,omitempty"`
 
 	// webhookSecretName is the Secret that stores the CA and the serving certificate.
 	// Defaults to "kubeflow-trainer-webhook-cert".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	WebhookSecretName string `json:"webhookSecretName,omitempty"`
 }
 
@@ -159,14 +184,17 @@ type StatusServer struct {
 type TLSOptions struct {
 	// minVersion is the lowest TLS version accepted: "1.0", "1.1", "1.2" or "1.3".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	MinVersion string `json:"minVersion,omitempty"`
 
 	// cipherSuites are the accepted cipher suites, by their IANA names. Empty means Go's defaults.
 	// +optional
+	// +listType=atomic
 	CipherSuites []string `json:"cipherSuites,omitempty"`
 
 	// nextProtos are the ALPN protocols offered. Empty means ["http/1.1"]: HTTP/2 stays off
 	// unless asked for (CVE-2023-44487, CVE-2023-39325).
 	// +optional
+	// +listType=atomic
 	NextProtos []string `json:"nextProtos,omitempty"`
 }

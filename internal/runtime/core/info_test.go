@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package core
 
 import (
@@ -20,9 +36,9 @@ func TestNewInfoMetadataAndCounts(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().NumNodes(4).Torch(&trainer.TorchMLPolicySource{}).Obj()
 	spec.Template.Metadata.Labels = map[string]string{"team": "a", "tier": "runtime"}
 	spec.Template.Metadata.Annotations = map[string]string{"note": "runtime"}
-	spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](3)
-	spec.Template.Spec.ReplicatedJobs[1].Template.Spec.Parallelism = ptr.To[int32](0)
-	spec.Template.Spec.ReplicatedJobs[0].Replicas = 2
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Spec.Parallelism = ptr.To[int32](3)
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.ModelInitializer).Template.Spec.Parallelism = ptr.To[int32](0)
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Replicas = 2
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").RuntimePatches(
 		utiltesting.MakeRuntimePatchWrapper("a.io/one").JobSetLabel("tier", "patch-1").Obj(),
 		utiltesting.MakeRuntimePatchWrapper("b.io/two").JobSetLabel("tier", "patch-2").JobSetLabel("extra", "x").Obj(),
@@ -64,7 +80,7 @@ func TestNewInfoMetadataAndCounts(t *testing.T) {
 
 func TestNewInfoTrainerAndResources(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()
-	node := &spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0]
+	node := &utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0]
 	node.Env = []corev1.EnvVar{{Name: "A", Value: "runtime"}, {Name: "B", Value: "runtime"}}
 	node.Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: quantity("1"), corev1.ResourceMemory: quantity("1Gi")},
@@ -109,14 +125,14 @@ func TestNewInfoTrainerAndResources(t *testing.T) {
 	if diff := cmp.Diff(wantRequests, info.PodSetByName("node").SinglePodRequests); diff != "" {
 		t.Errorf("pod requests (-want,+got):\n%s", diff)
 	}
-	if _, ok := spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; ok {
+	if _, ok := utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; ok {
 		t.Error("NewInfo changed the runtime's resources")
 	}
 }
 
 func TestNewInfoInitializers(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
-	spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: StorageURIEnv, Value: "hf://runtime/default"}}
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: StorageURIEnv, Value: "hf://runtime/default"}}
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").
 		DatasetInitializer(&trainer.DatasetInitializer{
 			StorageUri: ptr.To("s3://bucket/data"),
@@ -146,10 +162,11 @@ func TestNewInfoInitializers(t *testing.T) {
 func TestNewInfoMPILauncherAsNode(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().MPI(&trainer.MPIMLPolicySource{RunLauncherAsNode: ptr.To(true)}).Obj()
 	// dataset-initializer plays the MPI node job here: a job named "node" without the trainer label.
-	spec.Template.Spec.ReplicatedJobs[2].Name = "launcher"
-	spec.Template.Spec.ReplicatedJobs[0].Name = "node"
-	spec.Template.Spec.ReplicatedJobs[0].Template.Labels = nil
-	spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Name = "node"
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Name = "launcher"
+	mpiNode := utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer)
+	mpiNode.Name = "node"
+	mpiNode.Template.Labels = nil
+	mpiNode.Template.Spec.Template.Spec.Containers[0].Name = "node"
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Trainer(&trainer.Trainer{
 		Image:            ptr.To("launcher:1"),
 		Env:              []corev1.EnvVar{{Name: "E", Value: "1"}},

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package core
 
 import (
@@ -15,9 +31,9 @@ import (
 
 func TestValidateRuntime(t *testing.T) {
 	twoReplicas := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
-	twoReplicas.Template.Spec.ReplicatedJobs[2].Replicas = 2
+	utiltesting.Job(twoReplicas.Template.Spec.ReplicatedJobs, utiltesting.Node).Replicas = 2
 	noContainer := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
-	noContainer.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Name = "loader"
+	utiltesting.Job(noContainer.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Spec.Template.Spec.Containers[0].Name = "loader"
 	bothGangs := utiltesting.MakeTrainingRuntimeSpecWrapper().Coscheduling(&trainer.CoschedulingPodGroupPolicySource{}).Obj()
 	bothGangs.PodGroupPolicy.Volcano = &trainer.VolcanoPodGroupPolicySource{}
 	spec := func(mutate func(*trainer.TrainingRuntimeSpec)) trainer.TrainingRuntimeSpec {
@@ -54,7 +70,7 @@ func TestValidateRuntime(t *testing.T) {
 		},
 		"a TrainingRuntime update that can never build": {
 			rt: utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Spec(spec(func(s *trainer.TrainingRuntimeSpec) {
-				s.Template.Spec.ReplicatedJobs[0].Replicas = -1
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Replicas = -1
 			})).Obj(),
 			old:  utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Obj(),
 			want: "spec.template.spec.replicatedJobs[0].replicas: Invalid value: -1: must be greater than or equal to 0",
@@ -66,10 +82,10 @@ func TestValidateRuntime(t *testing.T) {
 		"negative counts": {
 			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
 				s.MLPolicy.NumNodes = ptr.To[int32](-2)
-				s.Template.Spec.ReplicatedJobs[1].Template.Labels = nil
-				s.Template.Spec.ReplicatedJobs[1].Replicas = -1
-				s.Template.Spec.ReplicatedJobs[1].Template.Spec.Parallelism = ptr.To[int32](-3)
-				s.Template.Spec.ReplicatedJobs[1].Template.Spec.Completions = ptr.To[int32](-4)
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.ModelInitializer).Template.Labels = nil
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.ModelInitializer).Replicas = -1
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.ModelInitializer).Template.Spec.Parallelism = ptr.To[int32](-3)
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.ModelInitializer).Template.Spec.Completions = ptr.To[int32](-4)
 			})),
 			want: "[spec.template.spec.replicatedJobs[1].replicas: Invalid value: -1: must be greater than or equal to 0, " +
 				"spec.template.spec.replicatedJobs[1].template.spec.parallelism: Invalid value: -3: must be greater than or equal to 0, " +
@@ -79,17 +95,17 @@ func TestValidateRuntime(t *testing.T) {
 		"absurd counts": {
 			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
 				s.MLPolicy.NumNodes = ptr.To[int32](1 << 30)
-				s.Template.Spec.ReplicatedJobs[0].Template.Labels = nil
-				s.Template.Spec.ReplicatedJobs[0].Replicas = 1 << 20
-				s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](1 << 20)
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Labels = nil
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Replicas = 1 << 20
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Spec.Parallelism = ptr.To[int32](1 << 20)
 			})),
 			want: "[spec.template.spec.replicatedJobs[0].replicas: Invalid value: 1048576: the product of replicas and parallelism must not exceed 2147483647, " +
 				"spec.mlPolicy.numNodes: Invalid value: 1073741824: must be at most 100000, the most pods an Indexed Job runs]",
 		},
 		"dependsOn a later or absent job": {
 			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
-				s.Template.Spec.ReplicatedJobs[0].DependsOn = []jobsetv1alpha2.DependsOn{{Name: "node", Status: jobsetv1alpha2.DependencyComplete}}
-				s.Template.Spec.ReplicatedJobs[2].DependsOn = []jobsetv1alpha2.DependsOn{{Name: "launcher", Status: jobsetv1alpha2.DependencyReady}}
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).DependsOn = []jobsetv1alpha2.DependsOn{{Name: "node", Status: jobsetv1alpha2.DependencyComplete}}
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.Node).DependsOn = []jobsetv1alpha2.DependsOn{{Name: "launcher", Status: jobsetv1alpha2.DependencyReady}}
 			})),
 			want: `[spec.template.spec.replicatedJobs[0].dependsOn[0].name: Not found: "node", spec.template.spec.replicatedJobs[2].dependsOn[0].name: Not found: "launcher"]`,
 		},

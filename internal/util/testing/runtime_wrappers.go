@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package testing
 
 import (
@@ -190,4 +206,16 @@ func setLabel(labels map[string]string, key, value string) map[string]string {
 	}
 	labels[key] = value
 	return labels
+}
+
+// Job returns the replicated job called name, from a runtime template or a JobSet, so a test
+// says which job it means instead of relying on the template's order. A missing job is a bug in
+// the test: it panics.
+func Job(jobs []jobsetv1alpha2.ReplicatedJob, name string) *jobsetv1alpha2.ReplicatedJob {
+	for i := range jobs {
+		if jobs[i].Name == name {
+			return &jobs[i]
+		}
+	}
+	panic("no replicated job named " + name)
 }

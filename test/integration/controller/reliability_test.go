@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package controller
 
 import (
@@ -155,7 +171,7 @@ var _ = ginkgo.Describe("TrainJob controller under faults", func() {
 	ginkgo.It("refuses to adopt a ConfigMap or Secret it did not create", func() {
 		mpi := utiltesting.MakeTrainingRuntimeWrapper(ns, "mpi").Spec(
 			utiltesting.MakeTrainingRuntimeSpecWrapper().MPI(&trainer.MPIMLPolicySource{}).Obj()).Obj()
-		mpi.Spec.Template.Spec.ReplicatedJobs[2].Name = "launcher"
+		utiltesting.Job(mpi.Spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Name = "launcher"
 		gomega.Expect(k8sClient.Create(ctx, mpi)).To(gomega.Succeed())
 		theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "victim-mpi-hostfile"},
 			Data: map[string]string{"hostfile": "mine"}}

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package controller
 
 import (
@@ -60,8 +76,8 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		gomega.Eventually(func(g gomega.Gomega) {
 			js := jobSetOf(g, tj)
 			g.Expect(metav1.IsControlledBy(js, get(g, tj))).To(gomega.BeTrue())
-			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Parallelism).To(gomega.Equal(ptr.To[int32](3)))
-			node := js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0]
+			g.Expect(utiltesting.Job(js.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Parallelism).To(gomega.Equal(ptr.To[int32](3)))
+			node := utiltesting.Job(js.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0]
 			g.Expect(node.Image).To(gomega.Equal("pytorch:2"))
 			g.Expect(node.Env).To(gomega.ContainElement(corev1.EnvVar{Name: "PET_MASTER_ADDR", Value: "alpha-node-0-0.alpha"}))
 			cm := &corev1.ConfigMap{}
@@ -164,7 +180,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		gomega.Eventually(func(g gomega.Gomega) {
 			js := jobSetOf(g, tj)
 			g.Expect(js.Spec.Suspend).To(gomega.Equal(ptr.To(false)))
-			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.NodeSelector).To(gomega.Equal(map[string]string{"pool": "a"}))
+			g.Expect(utiltesting.Job(js.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.NodeSelector).To(gomega.Equal(map[string]string{"pool": "a"}))
 			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobSuspended)
 			g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(gomega.Equal([]string{"False", "Resumed", "TrainJob is resumed"}))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
@@ -179,7 +195,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		gomega.Eventually(func(g gomega.Gomega) {
 			js := jobSetOf(g, tj)
 			g.Expect(js.Spec.Suspend).To(gomega.Equal(ptr.To(true)))
-			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.NodeSelector).To(gomega.BeEmpty())
+			g.Expect(utiltesting.Job(js.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.NodeSelector).To(gomega.BeEmpty())
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 
@@ -188,12 +204,12 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		tj.Spec.Trainer.Image = nil
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(jobSetOf(g, tj).Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("node:test"))
+			g.Expect(utiltesting.Job(jobSetOf(g, tj).Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("node:test"))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
 			cur := &trainer.TrainingRuntime{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rt), cur)).To(gomega.Succeed())
-			cur.Spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Image = "node:edited"
+			utiltesting.Job(cur.Spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0].Image = "node:edited"
 			g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
@@ -204,7 +220,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 		gomega.Eventually(func(g gomega.Gomega) {
 			js := jobSetOf(g, tj)
 			g.Expect(js.Spec.Suspend).To(gomega.Equal(ptr.To(false)))
-			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("node:test"))
+			g.Expect(utiltesting.Job(js.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("node:test"))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 
@@ -261,7 +277,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 	ginkgo.It("creates the MPI SSH Secret and hostfile", func() {
 		mpi := utiltesting.MakeTrainingRuntimeWrapper(ns, "mpi").Spec(
 			utiltesting.MakeTrainingRuntimeSpecWrapper().MPI(&trainer.MPIMLPolicySource{}).Obj()).Obj()
-		mpi.Spec.Template.Spec.ReplicatedJobs[2].Name = "launcher"
+		utiltesting.Job(mpi.Spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Name = "launcher"
 		gomega.Expect(k8sClient.Create(ctx, mpi)).To(gomega.Succeed())
 		tj := utiltesting.MakeTrainJobWrapper(ns, "mpijob").RuntimeRef(trainer.TrainingRuntimeKind, "mpi").Obj()
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
@@ -306,7 +322,7 @@ var _ = ginkgo.Describe("TrainJob controller", func() {
 			g.Expect(pg.Spec.ScheduleTimeoutSeconds).To(gomega.Equal(ptr.To[int32](60)))
 			g.Expect(pg.Spec.MinResources).To(gomega.BeEmpty())
 			js := jobSetOf(g, tj)
-			g.Expect(js.Spec.ReplicatedJobs[2].Template.Spec.Template.Labels).To(gomega.HaveKeyWithValue("scheduling.x-k8s.io/pod-group", "gang"))
+			g.Expect(utiltesting.Job(js.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Labels).To(gomega.HaveKeyWithValue("scheduling.x-k8s.io/pod-group", "gang"))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 
 		lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "defaults"}, Spec: corev1.LimitRangeSpec{

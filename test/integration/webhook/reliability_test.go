@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -50,17 +66,17 @@ var _ = ginkgo.Describe("Admission of what can never run", func() {
 			gomega.Expect(k8sClient.Create(ctx, rt)).To(beForbidden(message))
 		},
 		ginkgo.Entry("negative replicas of a job the TrainJob does not override", func(s *trainer.TrainingRuntimeSpec) {
-			s.Template.Spec.ReplicatedJobs[0].Template.Labels = nil
-			s.Template.Spec.ReplicatedJobs[0].Replicas = -1
+			utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Labels = nil
+			utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Replicas = -1
 		}, "spec.template.spec.replicatedJobs[0].replicas: Invalid value: -1: must be greater than or equal to 0"),
 		ginkgo.Entry("negative numNodes", func(s *trainer.TrainingRuntimeSpec) {
 			s.MLPolicy.NumNodes = ptr.To[int32](-1)
 		}, "spec.mlPolicy.numNodes: Invalid value: -1: must be greater than or equal to 0"),
 		ginkgo.Entry("negative parallelism", func(s *trainer.TrainingRuntimeSpec) {
-			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](-3)
+			utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Spec.Parallelism = ptr.To[int32](-3)
 		}, "spec.template.spec.replicatedJobs[0].template.spec.parallelism: Invalid value: -3: must be greater than or equal to 0"),
 		ginkgo.Entry("dependsOn a job that does not exist", func(s *trainer.TrainingRuntimeSpec) {
-			s.Template.Spec.ReplicatedJobs[2].DependsOn = append(s.Template.Spec.ReplicatedJobs[2].DependsOn,
+			utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.Node).DependsOn = append(utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.Node).DependsOn,
 				jobsetDependsOn("launcher"))
 		}, "spec.template.spec.replicatedJobs[2].dependsOn[0].name: Not found: \"launcher\""),
 		ginkgo.Entry("no trainer job for a framework policy", func(s *trainer.TrainingRuntimeSpec) {

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -99,7 +115,7 @@ var _ = ginkgo.Describe("TrainJob webhooks", func() {
 		js := &jobsetv1alpha2.JobSet{}
 		js.Name, js.Namespace = tj.Name, ns
 		js.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{{Name: "node", Replicas: 1,
-			Template: utiltesting.MakeTrainingRuntimeSpecWrapper().Obj().Template.Spec.ReplicatedJobs[2].Template}}
+			Template: utiltesting.Job(utiltesting.MakeTrainingRuntimeSpecWrapper().Obj().Template.Spec.ReplicatedJobs, utiltesting.Node).Template}}
 		gomega.Expect(k8sClient.Create(ctx, js)).To(gomega.Succeed())
 		js.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Active: 1}}
 		gomega.Expect(k8sClient.Status().Update(ctx, js)).To(gomega.Succeed())
@@ -127,7 +143,7 @@ var _ = ginkgo.Describe("TrainJob webhooks", func() {
 var _ = ginkgo.Describe("Runtime webhooks", func() {
 	invalid := func() trainer.TrainingRuntimeSpec {
 		spec := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
-		spec.Template.Spec.ReplicatedJobs[2].Replicas = 2
+		utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Replicas = 2
 		return spec
 	}
 
@@ -139,8 +155,8 @@ var _ = ginkgo.Describe("Runtime webhooks", func() {
 		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
 		rt.Spec = invalid()
 		gomega.Expect(k8sClient.Update(ctx, rt)).To(gomega.Succeed())
-		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Labels = nil
-		rt.Spec.Template.Spec.ReplicatedJobs[0].Replicas = -1
+		utiltesting.Job(rt.Spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Labels = nil
+		utiltesting.Job(rt.Spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Replicas = -1
 		gomega.Expect(k8sClient.Update(ctx, rt)).To(beForbidden("spec.template.spec.replicatedJobs[0].replicas: Invalid value: -1: must be greater than or equal to 0"))
 	})
 

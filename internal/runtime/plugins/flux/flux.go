@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Package flux runs a TrainJob as a Flux Framework instance: an init container installs Flux into
 // a shared volume, and every node pod starts a broker that joins the instance over CURVE.
 package flux
@@ -7,6 +23,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"maps"
 	"strings"
 	"text/template"
 
@@ -105,9 +122,9 @@ func (*Flux) EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
 		Name:    Installer,
 		Image:   settings(node)[EnvViewImage],
 		Command: []string{"/bin/bash", configDir + "/init.sh"},
+		// The view image's own /opt/software is what init.sh copies out, so no volume may hide it.
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: installVolume, MountPath: "/mnt/flux"},
-			{Name: spackVolume, MountPath: "/opt/software"},
 			{Name: entrypointVolume(tj), MountPath: configDir, ReadOnly: true},
 		},
 	})
@@ -135,9 +152,7 @@ func entrypointVolume(tj *trainer.TrainJob) string {
 // runtime's, then the TrainJob's).
 func settings(node *runtime.Container) map[string]string {
 	out := map[string]string{}
-	for k, v := range defaults {
-		out[k] = v
-	}
+	maps.Copy(out, defaults)
 	for _, e := range node.Env {
 		if _, ok := defaults[e.Name]; ok && e.Value != "" {
 			out[e.Name] = e.Value

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package flux
 
 import (
@@ -79,7 +95,7 @@ func TestCurveSecretIsRandomAndCreatedOnce(t *testing.T) {
 func fluxInfo(t *testing.T, tj *trainer.TrainJob, env ...corev1.EnvVar) *runtime.Info {
 	t.Helper()
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().NumNodes(2).Flux(&trainer.FluxMLPolicySource{}).Obj()
-	node := &spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0]
+	node := &utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0]
 	node.Command = []string{"lmp", "-in", "in.reaxff"}
 	node.Env = env
 	node.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
@@ -108,6 +124,27 @@ func TestEnforceMLPolicy(t *testing.T) {
 	installer := ps.InitContainers[len(ps.InitContainers)-1]
 	if diff := cmp.Diff([]string{Installer, "example.com/flux-view:1"}, []string{installer.Name, installer.Image}); diff != "" {
 		t.Errorf("installer (-want,+got):\n%s", diff)
+	}
+	// The reference's mounts, in its order: nothing may hide the view image's /opt/software,
+	// which init.sh copies out.
+	wantInstallerMounts := []corev1.VolumeMount{
+		{Name: "flux-install", MountPath: "/mnt/flux"},
+		{Name: "lammps-flux-entrypoint", MountPath: "/etc/flux-config", ReadOnly: true},
+	}
+	if diff := cmp.Diff(wantInstallerMounts, installer.VolumeMounts); diff != "" {
+		t.Errorf("installer mounts (-want,+got):\n%s", diff)
+	}
+	// The trainer's: the reference's, except /dev/shm, writable on purpose (docs/compatibility.md).
+	wantNodeMounts := []corev1.VolumeMount{
+		{Name: "initializer", MountPath: "/workspace"},
+		{Name: "flux-install", MountPath: "/mnt/flux"},
+		{Name: "spack-install", MountPath: "/opt/software"},
+		{Name: "lammps-flux-entrypoint", MountPath: "/etc/flux-config", ReadOnly: true},
+		{Name: "flux-curve", MountPath: "/curve", ReadOnly: true},
+		{Name: "shared-memory", MountPath: "/dev/shm"},
+	}
+	if diff := cmp.Diff(wantNodeMounts, node.VolumeMounts); diff != "" {
+		t.Errorf("node mounts (-want,+got):\n%s", diff)
 	}
 	var volumes []string
 	for _, v := range ps.Volumes {
@@ -149,7 +186,7 @@ func TestEnforceMLPolicy(t *testing.T) {
 
 func TestValidateReservedInstaller(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().Flux(&trainer.FluxMLPolicySource{}).Obj()
-	pod := &spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec
+	pod := &utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec
 	pod.InitContainers = []corev1.Container{{Name: Installer, Image: "x"}}
 	tj := utiltesting.MakeTrainJobWrapper("ns", "job").Obj()
 	info, err := core.NewInfo(tj, "flux", &spec, nil)

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package jobset
 
 import (
@@ -28,8 +44,8 @@ func newInfo(t *testing.T, spec trainer.TrainingRuntimeSpec, tj *trainer.TrainJo
 
 func TestPreBuildSyncEndpoints(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
-	spec.Template.Spec.ReplicatedJobs[0].Replicas = 2 // not an overridden step once its label is gone
-	spec.Template.Spec.ReplicatedJobs[0].Template.Labels = nil
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Replicas = 2 // not an overridden step once its label is gone
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Labels = nil
 	spec.Template.Spec.Network = &jobsetv1alpha2.Network{Subdomain: "sub"}
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Obj()
 	info := newInfo(t, spec, tj)
@@ -83,7 +99,7 @@ func TestBuild(t *testing.T) {
 		rj.Template.Spec.Completions = ptr.To[int32](1)
 		rj.Template.Spec.Template.Labels = map[string]string{"group": "tj"}
 	}
-	node := &want.ReplicatedJobs[2]
+	node := utiltesting.Job(want.ReplicatedJobs, utiltesting.Node)
 	node.Template.Spec.Parallelism = ptr.To[int32](3)
 	node.Template.Spec.Completions = ptr.To[int32](3)
 	pod := &node.Template.Spec.Template.Spec
@@ -106,7 +122,7 @@ func TestBuild(t *testing.T) {
 	if diff := cmp.Diff(wantMeta, js.ObjectMeta); diff != "" {
 		t.Errorf("JobSet metadata (-want,+got):\n%s", diff)
 	}
-	if diff := cmp.Diff("img:2", info.Template.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0].Image); diff == "" {
+	if diff := cmp.Diff("img:2", utiltesting.Job(info.Template.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.Containers[0].Image); diff == "" {
 		t.Error("Build changed Info.Template instead of a copy")
 	}
 }
@@ -206,16 +222,16 @@ func TestValidatePatchChange(t *testing.T) {
 func TestValidateInitializers(t *testing.T) {
 	withoutModel := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
 	withoutModel.Template.Spec.ReplicatedJobs = withoutModel.Template.Spec.ReplicatedJobs[0:1]
-	withoutModel.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].VolumeMounts = nil
+	utiltesting.Job(withoutModel.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Spec.Template.Spec.Containers[0].VolumeMounts = nil
 	renamed := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
-	renamed.Template.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.Containers[0].Name = "loader"
+	utiltesting.Job(renamed.Template.Spec.ReplicatedJobs, utiltesting.ModelInitializer).Template.Spec.Template.Spec.Containers[0].Name = "loader"
 	// Kubeflow Trainer finds the initializer jobs by their name, whatever their labels.
 	unlabelled := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
 	for i := range unlabelled.Template.Spec.ReplicatedJobs[:2] {
 		unlabelled.Template.Spec.ReplicatedJobs[i].Template.Labels = nil
 	}
 	otherName := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
-	otherName.Template.Spec.ReplicatedJobs[0].Name = "fetch-data"
+	utiltesting.Job(otherName.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Name = "fetch-data"
 	tj := utiltesting.MakeTrainJobWrapper("ns", "tj").
 		DatasetInitializer(&trainer.DatasetInitializer{StorageUri: ptr.To("hf://d/d")}).
 		ModelInitializer(&trainer.ModelInitializer{StorageUri: ptr.To("hf://m/m")}).Obj()

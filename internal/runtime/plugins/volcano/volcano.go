@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Package volcano gangs a TrainJob's pods with a Volcano PodGroup, in the queue the runtime or a
 // runtime patch names.
 package volcano
@@ -5,6 +21,7 @@ package volcano
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -106,8 +123,8 @@ func (*Volcano) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission
 		return nil, errs
 	}
 	path := field.NewPath("spec", "runtimeRef")
-	for i := len(tj.Spec.RuntimePatches) - 1; i >= 0; i-- {
-		p := tj.Spec.RuntimePatches[i].TrainingRuntimeSpec
+	for i, v := range slices.Backward(tj.Spec.RuntimePatches) {
+		p := v.TrainingRuntimeSpec
 		if p != nil && p.Template != nil && p.Template.Metadata != nil {
 			if _, set := p.Template.Metadata.Annotations[volcanov1beta1.QueueNameAnnotationKey]; set {
 				path = field.NewPath("spec", "runtimePatches").Index(i).Child("trainingRuntimeSpec", "template", "metadata", "annotations").

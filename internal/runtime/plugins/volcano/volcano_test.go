@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package volcano
 
 import (
@@ -13,9 +29,9 @@ import (
 func TestValidate(t *testing.T) {
 	spec := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
 	spec.PodGroupPolicy = &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{Volcano: &trainer.VolcanoPodGroupPolicySource{}}}
-	spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.PriorityClassName = "system-node-critical"
-	spec.Template.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.PriorityClassName = "batch-low"
-	spec.Template.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.PriorityClassName = "missing"
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).Template.Spec.Template.Spec.PriorityClassName = "system-node-critical"
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.ModelInitializer).Template.Spec.Template.Spec.PriorityClassName = "batch-low"
+	utiltesting.Job(spec.Template.Spec.ReplicatedJobs, utiltesting.Node).Template.Spec.Template.Spec.PriorityClassName = "missing"
 	cases := map[string]struct {
 		classes map[string]bool
 		queue   *string
