@@ -49,12 +49,14 @@ fmt: ## Run gofmt on the module.
 	gofmt -s -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet on both modules.
 	go vet ./...
+	cd test/differential && go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint (built from the Go module proxy).
+lint: golangci-lint ## Run golangci-lint (built from the Go module proxy) on both modules.
 	$(GOLANGCI_LINT) run ./...
+	cd test/differential && $(GOLANGCI_LINT) run ./...
 
 .PHONY: lint-api
 lint-api: kube-api-linter ## Run Kube API Linter on Gantry's own API types (api/config; the trainer.kubeflow.org types must match upstream).
@@ -77,11 +79,21 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-integration bench-smoke test-e2e ## Run every test: chart, unit, envtest integration, the benchmark smoke run, then end-to-end on a local cluster (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration bench-smoke test-e2e ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the benchmark smoke run, then end-to-end on a local cluster (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
+
+.PHONY: test-differential
+test-differential: ## Admit the fixtures and every single-field mutation of them with Gantry's and Kubeflow Trainer v2.3's validation (test/differential, a module of its own).
+	cd test/differential && go test $(GO_TEST_FLAGS) ./...
+
+FUZZTIME ?= 30s
+.PHONY: test-fuzz
+test-fuzz: ## Run each fuzz target for FUZZTIME (30s): the render pipeline, and the admission differential against Kubeflow Trainer v2.3.
+	go test -run '^$$' -fuzz '^FuzzPipeline$$' -fuzztime $(FUZZTIME) ./internal/render
+	cd test/differential && go test -run '^$$' -fuzz '^FuzzDifferential$$' -fuzztime $(FUZZTIME) .
 
 .PHONY: test-integration
 test-integration: envtest-assets kustomize helm helm-deps ## Run the envtest integration suites.
@@ -90,6 +102,7 @@ test-integration: envtest-assets kustomize helm helm-deps ## Run the envtest int
 .PHONY: verify
 verify: generate manifests helm-docs vet ## Regenerate everything, then fail if the tree changed or code is unformatted.
 	go mod tidy
+	cd test/differential && go mod tidy
 	hack/boilerplate.sh
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -s -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain)" ]; then \

@@ -31,7 +31,7 @@ func Setup(mgr ctrl.Manager, rt *core.Runtime, clk clock.PassiveClock) error {
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.TrainJob{}).
 		WithDefaulter(&TrainJobDefaulter{clock: clk}).
-		WithValidator(&TrainJobValidator{client: mgr.GetClient(), runtime: rt}).
+		WithValidator(&TrainJobValidator{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), runtime: rt}).
 		Complete(); err != nil {
 		return err
 	}

@@ -95,8 +95,10 @@ func StampPatchTimes(tj, old *trainer.TrainJob, now metav1.Time) {
 // TrainJobValidator validates TrainJobs against their runtime: the live one on create, the
 // snapshot the TrainJob builds from on update.
 type TrainJobValidator struct {
-	client  client.Client
-	runtime *core.Runtime
+	client client.Client
+	// apiReader reads uncached, for a runtime the cache does not hold yet.
+	apiReader client.Reader
+	runtime   *core.Runtime
 }
 
 var _ admission.Validator[*trainer.TrainJob] = (*TrainJobValidator)(nil)
@@ -132,6 +134,11 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 		lookup = core.LiveOnly
 	}
 	rt, _, err := core.ResolveRuntime(ctx, v.client, tj, lookup)
+	if _, notFound := errors.AsType[*core.RuntimeNotFoundError](err); notFound && v.apiReader != nil {
+		// A runtime applied together with its TrainJob (one kubectl apply) may not have reached
+		// the cache yet: ask the apiserver before refusing.
+		rt, _, err = core.ResolveRuntime(ctx, v.apiReader, tj, lookup)
+	}
 	if err != nil {
 		if nf, ok := errors.AsType[*core.RuntimeNotFoundError](err); ok {
 			kind := "clusterTrainingRuntime"
