@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
-const renderUsage = `Usage: gantry render -f FILE [-f FILE ...] [--validate] [--feature-gates G=bool] [--status-server-ca FILE]
+const renderUsage = `Usage: gantry render -f FILE [-f FILE ...] [--validate=false | --validate-only] [--feature-gates G=bool] [--status-server-ca FILE]
 
 Prints, as multi-document YAML, every object the Gantry controller would apply for the TrainJob in
 the input: the runtime snapshot ConfigMap, then the plugins' objects (Secrets, ConfigMaps,
@@ -40,14 +41,20 @@ With the TrainJobStatus feature (on by default), the trainer pods get the status
 default install (kubeflow-trainer-controller-manager.kubeflow-system.svc:10443), and the
 <trainjob>-tls-config ConfigMap holds a placeholder instead of the cluster's CA.
 
-With --validate, runs the admission checks instead: prints "error: <field>: <message>" and
-"warning: <message>" lines and exits 1 when there is an error.
+First it runs the admission checks the cluster would (CRD schemas, CEL rules, webhooks): an input
+the cluster would refuse is not rendered; its "error: <field>: <message>" lines go to standard
+error, with exit code 1. "warning: <message>" lines go to standard error too, and rendering goes on.
 
 Flags:
   -f FILE                  a YAML file with one or more documents; "-" reads standard input (repeatable)
-  --validate               validate instead of rendering
+  --validate=false         render without the admission checks
+  --validate-only          print the admission checks' error and warning lines on standard output
+                           instead of rendering
   --feature-gates G=bool   feature gates, as the manager takes them, e.g. TrainJobStatus=false
   --status-server-ca FILE  a PEM CA certificate to put into <trainjob>-tls-config
+
+Exit codes: 0 rendered (or valid), 1 the input fails the admission checks or cannot be built,
+2 bad usage or input that cannot be read (unknown kind or field, malformed YAML, missing runtime).
 `
 
 type fileList []string
@@ -55,17 +62,23 @@ type fileList []string
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
-// runRender implements `gantry render`. It exits 0 on success, 1 when validation finds errors and 2
-// on bad input or usage.
+// runRender implements `gantry render`. It exits 0 on success, 1 when validation finds errors or
+// the build fails, and 2 on bad input or usage.
 func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var files fileList
 	fs.Var(&files, "f", "")
-	validate := fs.Bool("validate", false, "")
+	validate := fs.Bool("validate", true, "")
+	validateOnly := fs.Bool("validate-only", false, "")
 	gates := fs.String("feature-gates", "", "")
 	caFile := fs.String("status-server-ca", "", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || len(files) == 0 {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = io.WriteString(stdout, renderUsage)
+		return 0
+	}
+	if err != nil || fs.NArg() > 0 || len(files) == 0 {
 		msg := "give at least one -f FILE"
 		if err != nil {
 			msg = err.Error()
@@ -95,8 +108,11 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	if *validate {
+	if *validateOnly {
 		return printValidation(ctx, rt, in, stdout)
+	}
+	if *validate && printValidation(ctx, rt, in, stderr) != 0 {
+		return 1
 	}
 	objs, err := render.Objects(ctx, rt, in)
 	if err == nil {
@@ -138,18 +154,18 @@ func readCA(path string) (string, error) {
 	}
 }
 
-func printValidation(ctx context.Context, rt *core.Runtime, in *render.Input, stdout io.Writer) int {
+func printValidation(ctx context.Context, rt *core.Runtime, in *render.Input, out io.Writer) int {
 	warnings, errs := render.Validate(ctx, rt, in)
 	for _, w := range warnings {
-		_, _ = fmt.Fprintf(stdout, "warning: %s\n", w)
+		_, _ = fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	for _, e := range errs {
 		if e.Field == "" || e.Field == "<nil>" {
 			// A rule on the whole object, such as the name format: its message names the field.
-			_, _ = fmt.Fprintf(stdout, "error: %s\n", e.ErrorBody())
+			_, _ = fmt.Fprintf(out, "error: %s\n", e.ErrorBody())
 			continue
 		}
-		_, _ = fmt.Fprintf(stdout, "error: %s\n", e.Error())
+		_, _ = fmt.Fprintf(out, "error: %s\n", e.Error())
 	}
 	if len(errs) > 0 {
 		return 1

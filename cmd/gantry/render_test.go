@@ -29,6 +29,12 @@ const (
 	torchJob     = "../../examples/01-torch-multi-node.yaml"
 )
 
+// invalidJob breaks a schema pattern, a webhook rule and a CEL rule.
+const invalidJob = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: 1bad}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numProcPerNode: 0\n    env: [{name: PET_NNODES, value: '1'}]\n"
+
+var invalidJobErrors = []string{"error: Invalid value: metadata.name must match RFC 1035 DNS label format\n", "error: spec.trainer.env: Invalid value:",
+	"error: spec.trainer.numProcPerNode: Invalid value: 0: numProcPerNode must be greater than or equal to 1\n"}
+
 func TestRenderCommand(t *testing.T) {
 	cases := map[string]struct {
 		args           []string
@@ -74,14 +80,31 @@ func TestRenderCommand(t *testing.T) {
 			stdin:         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: rt}\nspec:\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata:\n            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n          spec:\n            template:\n              spec:\n                containers: [{name: node, image: busybox}]\n---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job, namespace: team}\nspec:\n  runtimeRef: {name: rt}\n",
 			wantStdoutHas: []string{"namespace: team\n", "kind: JobSet\n", "image: busybox\n"},
 		},
-		"validate: a valid TrainJob": {
-			args: []string{"--validate", "-f", torchJob, "-f", torchRuntime},
+		"validate only: a valid TrainJob": {
+			args:           []string{"--validate-only", "-f", torchJob, "-f", torchRuntime},
+			wantStdoutNone: true,
 		},
-		"validate: errors exit 1": {
-			args:          []string{"--validate", "-f", "-", "-f", torchRuntime},
-			stdin:         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: 1bad}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numProcPerNode: 0\n    env: [{name: PET_NNODES, value: '1'}]\n",
+		"validate only: errors exit 1": {
+			args:          []string{"--validate-only", "-f", "-", "-f", torchRuntime},
+			stdin:         invalidJob,
 			wantCode:      1,
-			wantStdoutHas: []string{"error: Invalid value: metadata.name must match RFC 1035 DNS label format\n", "error: spec.trainer.env: Invalid value:", "error: spec.trainer.numProcPerNode: Invalid value: 0: numProcPerNode must be greater than or equal to 1\n"},
+			wantStdoutHas: invalidJobErrors,
+		},
+		"validates before rendering: errors on stderr, nothing rendered, exit 1": {
+			args:           []string{"-f", "-", "-f", torchRuntime},
+			stdin:          invalidJob,
+			wantCode:       1,
+			wantStderrHas:  invalidJobErrors[2],
+			wantStdoutNone: true,
+		},
+		"--validate=false renders what the cluster would refuse": {
+			args:          []string{"--validate=false", "-f", "-", "-f", torchRuntime},
+			stdin:         invalidJob,
+			wantStdoutHas: []string{"kind: JobSet\n", "name: 1bad\n"},
+		},
+		"--help prints the usage": {
+			args:          []string{"--help"},
+			wantStdoutHas: []string{"Usage: gantry render -f FILE", "Exit codes: 0 rendered"},
 		},
 		"no file": {
 			args:          nil,
@@ -104,6 +127,18 @@ func TestRenderCommand(t *testing.T) {
 			stdin:         "kind: [TrainJob\n",
 			wantCode:      2,
 			wantStderrHas: "gantry render: <stdin>: document 1: malformed YAML:",
+		},
+		"a key given twice": {
+			args:       []string{"-f", "-", "-f", torchRuntime},
+			stdin:      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\nspec:\n  runtimeRef: {name: torch-distributed}\n  runtimeRef: {name: x}\n",
+			wantCode:   2,
+			wantStderr: "gantry render: <stdin>: document 1: malformed YAML: error converting YAML to JSON: yaml: unmarshal errors: line 6: key \"runtimeRef\" already set in map\n",
+		},
+		"a value of the wrong type names the field": {
+			args:       []string{"-f", "-", "-f", torchRuntime},
+			stdin:      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {numNodes: four}\n",
+			wantCode:   2,
+			wantStderr: "gantry render: <stdin> (document 1, TrainJob \"job\"): spec.trainer.numNodes: Invalid value: \"string\": spec.trainer.numNodes in body must be of type integer: \"string\"\n",
 		},
 		"unknown field": {
 			args:       []string{"-f", "-", "-f", torchRuntime},
@@ -139,6 +174,9 @@ func TestRenderCommand(t *testing.T) {
 				if !strings.Contains(stdout.String(), s) {
 					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
 				}
+			}
+			if tc.wantStdoutNone && stdout.Len() > 0 {
+				t.Errorf("stdout should be empty:\n%s", stdout.String())
 			}
 			for _, s := range tc.wantStdoutNot {
 				if strings.Contains(stdout.String(), s) {

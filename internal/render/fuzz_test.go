@@ -17,20 +17,26 @@ limitations under the License.
 package render
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
 // FuzzPipeline feeds random TrainJob and runtime specs through the whole pipeline: building the
-// objects and validating them must return, never panic, whatever the specs hold. The seeds are
+// objects and validating them must return, never panic, whatever the specs hold, and two builds
+// of the same specs must be byte-identical (issue 13 F2). The render runtime has no client, so a
+// plugin that reached for one would panic here. The seeds are
 // every TrainJob and runtime this repository ships or tests with.
 func FuzzPipeline(f *testing.F) {
 	var jobs, runtimes [][]byte
@@ -82,21 +88,44 @@ func FuzzPipeline(f *testing.F) {
 			return
 		}
 		ctr.Name = runtimeName
-		build, err := rt.NewObjects(context.Background(), tj, ctr, Observed(PlaceholderCA))
-		if err == nil {
-			for _, o := range build.Objects {
-				if o.Complete != nil {
-					continue // key generation is not under test
-				}
-				if _, err := toYAML(o.Object); err != nil {
-					t.Errorf("converting %T: %v", o.Object, err)
-				}
-			}
+		first, err := renderPayloads(rt, tj.DeepCopy(), ctr.DeepCopy())
+		if err != nil {
+			t.Error(err)
+		}
+		// Determinism: the same inputs give byte-identical objects (a map walked in random
+		// order, or a build that changes its inputs, would not).
+		second, err := renderPayloads(rt, tj.DeepCopy(), ctr.DeepCopy())
+		if err != nil {
+			t.Error(err)
+		}
+		if !slices.EqualFunc(first, second, bytes.Equal) {
+			t.Errorf("two renders of the same inputs differ:\n%s\n---\n%s", bytes.Join(first, nil), bytes.Join(second, nil))
 		}
 		old := tj.DeepCopy()
 		old.Spec.RuntimePatches = nil
 		rt.ValidateObjects(old, tj, ctr, nil)
 	})
+}
+
+// renderPayloads renders the objects of a build as YAML; a build the pipeline refuses renders
+// nothing. Objects completed at apply time (generated keys) are left out: they are random.
+func renderPayloads(rt *core.Runtime, tj *trainer.TrainJob, ctr *trainer.ClusterTrainingRuntime) ([][]byte, error) {
+	build, err := rt.NewObjects(context.Background(), tj, ctr, Observed(PlaceholderCA))
+	if err != nil {
+		return nil, nil
+	}
+	var out [][]byte
+	for _, o := range build.Objects {
+		if o.Complete != nil {
+			continue
+		}
+		data, err := toYAML(o.Object)
+		if err != nil {
+			return nil, fmt.Errorf("converting %T: %w", o.Object, err)
+		}
+		out = append(out, data)
+	}
+	return out, nil
 }
 
 func toYAML(obj any) ([]byte, error) {

@@ -22,6 +22,7 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/config/crd"
@@ -120,7 +122,7 @@ func Read(sources []Source) (*Input, error) {
 		return nil, inputErrorf("no TrainJob in the input: give one with -f")
 	}
 	in.TrainJob = &trainer.TrainJob{}
-	if err := toTyped(in.TrainJobDocument, in.TrainJob); err != nil {
+	if err := in.toTyped(in.TrainJobDocument, in.TrainJob); err != nil {
 		return nil, err
 	}
 	return in, in.pickRuntime(runtimes)
@@ -145,7 +147,7 @@ func (in *Input) pickRuntime(runtimes []*Document) error {
 		} else {
 			in.Runtime = &trainer.ClusterTrainingRuntime{}
 		}
-		return toTyped(d, in.Runtime)
+		return in.toTyped(d, in.Runtime)
 	}
 	where := ""
 	if kind == trainer.TrainingRuntimeKind {
@@ -170,6 +172,13 @@ func decodeAll(src Source, schemas *crdschema.Schemas) ([]*Document, error) {
 			continue
 		}
 		obj := &unstructured.Unstructured{}
+		// A key given twice is refused, as the apiserver's strict decoding does, instead of the
+		// last one silently winning; the strict decoder's numbers are all float64, so it only checks.
+		var strict any
+		if err := sigsyaml.UnmarshalStrict(raw, &strict); err != nil {
+			msg := strings.Join(strings.Fields(err.Error()), " ")
+			return nil, inputErrorf("%s: document %d: malformed YAML: %s", src.Name, i+1, msg)
+		}
 		if err := utilyaml.Unmarshal(raw, &obj.Object); err != nil {
 			return nil, inputErrorf("%s: document %d: malformed YAML: %v", src.Name, i+1, err)
 		}
@@ -211,8 +220,13 @@ func prepare(d *Document, schemas *crdschema.Schemas) error {
 	return nil
 }
 
-func toTyped(d *Document, into runtime.Object) error {
+func (in *Input) toTyped(d *Document, into runtime.Object) error {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(d.Object.Object, into, true); err != nil {
+		// The converter names the Go type, not the field ("unrecognized type: int32"); the
+		// schema names the field, as the apiserver would.
+		if errs := in.Schemas.Validate(context.Background(), d.Object.GroupVersionKind(), d.Object.Object); len(errs) > 0 {
+			return inputErrorf("%s: %v", d.Where(), errs.ToAggregate())
+		}
 		return inputErrorf("%s: %v", d.Where(), err)
 	}
 	into.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(d.Object.GetAPIVersion(), d.Object.GetKind()))

@@ -33,7 +33,7 @@ import (
 )
 
 // Gantry admits objects as a cluster running Gantry does: its CRDs' schemas and CEL rules,
-// then its webhooks' checks (the same code `gantry render --validate` runs).
+// then its webhooks' checks (the same code `gantry render` runs before rendering).
 type Gantry struct {
 	schemas *crdschema.Schemas
 	runtime *core.Runtime
