@@ -79,7 +79,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration bench-smoke test-e2e ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the benchmark smoke run, then end-to-end on a local cluster (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -94,6 +94,16 @@ FUZZTIME ?= 30s
 test-fuzz: ## Run each fuzz target for FUZZTIME (30s): the render pipeline, and the admission differential against Kubeflow Trainer v2.3.
 	go test -run '^$$' -fuzz '^FuzzPipeline$$' -fuzztime $(FUZZTIME) ./internal/render
 	cd test/differential && go test -run '^$$' -fuzz '^FuzzDifferential$$' -fuzztime $(FUZZTIME) .
+
+.PHONY: test-reliability-quick
+test-reliability-quick: ## The reliability suite's quick form: R1 (kill -9 chaos, one seed, 60 TrainJobs) and its regression guard, on a local cluster with an audit log; reports in _output/reliability.
+	$(TOOLCHAIN) cluster kustomize
+	RELIABILITY_MODE=quick go test $(GO_TEST_FLAGS) -timeout 30m -v ./test/reliability/...
+
+.PHONY: test-reliability
+test-reliability: ## The full reliability suite: R1 with 500 TrainJobs at 25/s for 60 s, three seeds, and its regression guard.
+	$(TOOLCHAIN) cluster kustomize
+	RELIABILITY_MODE=full go test $(GO_TEST_FLAGS) -timeout 90m -v ./test/reliability/...
 
 .PHONY: test-integration
 test-integration: envtest-assets kustomize helm helm-deps ## Run the envtest integration suites.

@@ -37,6 +37,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/config"
 	"github.com/gantry-ml/gantry/internal/controller"
+	"github.com/gantry-ml/gantry/internal/faults"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	"github.com/gantry-ml/gantry/internal/scheme"
@@ -114,6 +115,10 @@ func run() error {
 		}
 	}()
 	log.Info("Starting the manager", "version", version.String(), "trainJobStatus", status != nil)
+	if faults.Any() {
+		log.Info("WARNING: faults are injected on purpose; this manager is for the reliability suite only",
+			faults.EnvVar, os.Getenv(faults.EnvVar))
+	}
 	err = mgr.Start(ctx)
 	cancel()
 	<-setupDone

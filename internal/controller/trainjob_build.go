@@ -56,7 +56,11 @@ func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) error {
 		}
 		return nil
 	}
-	if s.jobSet == nil && hadJobSet(s.tj) {
+	injected, err := r.injectRecreateJobSet(ctx, s)
+	if err != nil {
+		return err
+	}
+	if s.jobSet == nil && hadJobSet(s.tj) && !injected {
 		gone, err := r.confirmJobSetGone(ctx, s)
 		if err != nil || gone {
 			return err

@@ -80,9 +80,19 @@ func (c *Cluster) apiserverComponent() component {
 	if c.pki != nil {
 		pr.roots, pr.token = c.pki.roots, c.pki.token
 	}
+	var audit []string
+	var prepare func(context.Context) error
+	if c.Settings.Audit {
+		audit = []string{
+			"--audit-policy-file", c.path("config", "audit-policy.yaml"), "--audit-log-path", c.AuditLog(),
+			"--audit-log-format", "json", "--audit-log-maxsize", "0", "--audit-log-mode", "blocking",
+		}
+		prepare = c.writeAuditPolicy
+	}
 	return component{
 		name: "kube-apiserver", binary: c.bin("kube-apiserver"), ports: []int{p.APIServer}, enabled: true,
-		args: []string{
+		prepare: prepare,
+		args: append(audit, []string{
 			"--etcd-servers", localURL("http", p.Etcd),
 			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.APIServer),
 			"--tls-cert-file", c.pkiFile("apiserver.crt"), "--tls-private-key-file", c.pkiFile("apiserver.key"),
@@ -94,7 +104,7 @@ func (c *Cluster) apiserverComponent() component {
 			// With a loopback advertise address the kubernetes Endpoints would be rejected every 10s.
 			"--endpoint-reconciler-type", "none",
 			"--cert-dir", c.path("certs", "kube-apiserver"), "--profiling=false",
-		},
+		}...),
 		probe:        pr,
 		startTimeout: 90 * time.Second,
 		install:      c.bootstrap,
@@ -173,7 +183,7 @@ func (c *Cluster) gantryComponent() component {
 			"--config", c.path("config", "gantry.yaml"),
 			"--webhook-cert-dir", c.path("certs", "gantry-manager"),
 		},
-		env:          c.controllerEnv(),
+		env:          append(c.controllerEnv(), c.ManagerEnv...),
 		probe:        probe{url: localURL("http", p.GantryHealth) + "/readyz"},
 		startTimeout: 120 * time.Second,
 		prepare:      c.prepareGantry,

@@ -108,6 +108,9 @@ type Settings struct {
 	PodDuration Duration `json:"podDuration"`
 	// Kueue also runs the Kueue controller.
 	Kueue bool `json:"kueue"`
+	// Audit makes the apiserver write an audit log (logs/audit.log) of the writes to the objects
+	// Gantry owns: the reliability suite's record of who wrote what.
+	Audit bool `json:"audit,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes as "5s".
@@ -177,6 +180,9 @@ type Cluster struct {
 	KeepData bool
 	// Out receives one line per step.
 	Out io.Writer
+	// ManagerEnv is added to the manager's environment when it starts (the reliability suite
+	// injects faults through it).
+	ManagerEnv []string
 
 	Settings Settings
 

@@ -1,0 +1,42 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package faults holds the defects the reliability suite injects on purpose, to prove that its
+// invariants catch them (a suite that cannot fail proves nothing). They are switched on only by
+// the GANTRY_FAULT_INJECTION environment variable, which no install sets; the manager logs a
+// warning when it is set.
+package faults
+
+import (
+	"os"
+	"slices"
+	"strings"
+)
+
+// EnvVar names the faults to inject, comma-separated.
+const EnvVar = "GANTRY_FAULT_INJECTION"
+
+// RecreateJobSets makes every manager start delete and create again the JobSet of each TrainJob
+// it builds: a non-idempotent JobSet create, the defect class of a finished job running again.
+const RecreateJobSets = "recreate-jobsets"
+
+var enabled = strings.Split(os.Getenv(EnvVar), ",")
+
+// Enabled reports whether the fault name is injected.
+func Enabled(name string) bool { return slices.Contains(enabled, name) }
+
+// Any reports whether any fault is injected.
+func Any() bool { return os.Getenv(EnvVar) != "" }

@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+func (c *Cluster) component(name string) (component, error) {
+	for _, comp := range c.components() {
+		if comp.name == name {
+			return comp, nil
+		}
+	}
+	return component{}, fmt.Errorf("unknown component %q", name)
+}
+
+// Kill ends a component's process with SIGKILL, as a crash or an OOM kill would, and waits
+// until it is gone.
+func (c *Cluster) Kill(name string) error {
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rec := c.record(name)
+	defer func() { _ = os.Remove(c.pidFile(name)) }()
+	if !rec.alive() {
+		return nil
+	}
+	if err := syscall.Kill(rec.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("killing %s (pid %d): %w", name, rec.PID, err)
+	}
+	if !waitGone(rec, 10*time.Second) {
+		return fmt.Errorf("%s (pid %d) is still running after SIGKILL", name, rec.PID)
+	}
+	return nil
+}
+
+// Signal sends sig to a component's process, if it runs, and does not wait.
+func (c *Cluster) Signal(name string, sig syscall.Signal) error {
+	rec := c.record(name)
+	if !rec.alive() {
+		return nil
+	}
+	if err := syscall.Kill(rec.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signalling %s (pid %d): %w", name, rec.PID, err)
+	}
+	return nil
+}
+
+// Restart starts a component that does not run, as a kubelet restarts a crashed container: with
+// the binary and configuration Up prepared (the manager is not rebuilt), without waiting for it
+// to become healthy.
+func (c *Cluster) Restart(name string) error {
+	comp, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if c.record(name).alive() {
+		return nil
+	}
+	_, err = c.startProcess(comp.name, comp.binary, comp.args, comp.env)
+	return err
+}
+
+// WaitHealthy waits until a component passes its health probe.
+func (c *Cluster) WaitHealthy(ctx context.Context, name string, timeout time.Duration) error {
+	comp, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, timeout, name, comp.probe.check)
+}
