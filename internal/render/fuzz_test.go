@@ -129,5 +129,5 @@ func renderPayloads(rt *core.Runtime, tj *trainer.TrainJob, ctr *trainer.Cluster
 }
 
 func toYAML(obj any) ([]byte, error) {
-	return yaml.Marshal(obj)
+	return MarshalDocument(obj)
 }

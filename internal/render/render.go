@@ -19,6 +19,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -98,7 +99,7 @@ func WriteYAML(w io.Writer, objs []*unstructured.Unstructured) error {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}
-		data, err := yaml.Marshal(o.Object)
+		data, err := MarshalDocument(o.Object)
 		if err != nil {
 			return err
 		}
@@ -106,6 +107,49 @@ func WriteYAML(w io.Writer, objs []*unstructured.Unstructured) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// MarshalDocument writes obj as a YAML document. A string the YAML emitter refuses (one with
+// DEL or another control character the apiserver accepts) makes the document indented JSON,
+// which is YAML too, so every object the controller would apply can be printed.
+func MarshalDocument(obj any) ([]byte, error) {
+	data, err := yaml.Marshal(obj)
+	if err == nil {
+		return data, nil
+	}
+	data, jerr := json.MarshalIndent(obj, "", "  ")
+	if jerr != nil {
+		return nil, fmt.Errorf("%w; as JSON: %w", err, jerr)
+	}
+	return append(escapeNonPrintable(data), '\n'), nil
+}
+
+// escapeNonPrintable writes every character YAML does not allow in a stream, or reads as a line
+// break inside a quoted string (NEL, the Unicode line and paragraph separators), as a \u escape;
+// encoding/json leaves them as they are. Such characters only occur inside JSON strings, where
+// the escape means the same character.
+func escapeNonPrintable(data []byte) []byte {
+	var out bytes.Buffer
+	for _, r := range string(data) {
+		if yamlPrintable(r) && r != 0x85 && r != 0x2028 && r != 0x2029 {
+			out.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&out, "\\u%04x", r)
+	}
+	return out.Bytes()
+}
+
+// yamlPrintable is YAML's printable character set.
+func yamlPrintable(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r' || r == 0x85:
+		return true
+	case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd:
+		return r != 0xfeff
+	default:
+		return r >= 0x10000 && r <= 0x10ffff
+	}
 }
 
 // Validate runs what admission would on the input as a create: the CRD schemas and CEL rules of
