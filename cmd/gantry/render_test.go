@@ -106,6 +106,18 @@ func TestRenderCommand(t *testing.T) {
 			args:          []string{"--help"},
 			wantStdoutHas: []string{"Usage: gantry render -f FILE", "Exit codes: 0 rendered"},
 		},
+		"checks what the apiserver checks: list-map keys and metadata": {
+			args:     []string{"--validate-only", "-f", "-", "-f", torchRuntime},
+			stdin:    "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job, labels: {'bad key!': x}}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    env: [{name: A, value: '1'}, {name: A, value: '2'}]\n",
+			wantCode: 1,
+			wantStdoutHas: []string{"error: spec.trainer.env[1]: Duplicate value: {\"name\":\"A\"}\n",
+				"error: metadata.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters"},
+		},
+		"a null where the schema allows none is dropped, as the apiserver does": {
+			args:          []string{"-f", "-", "-f", torchRuntime},
+			stdin:         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: null\n",
+			wantStdoutHas: []string{"kind: JobSet\n"},
+		},
 		"no file": {
 			args:          nil,
 			wantCode:      2,

@@ -28,8 +28,12 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -42,6 +46,7 @@ type Schemas struct {
 }
 
 type kindSchema struct {
+	namespaced bool
 	structural *structuralschema.Structural
 	validator  apiservervalidation.SchemaValidator
 	cel        *cel.Validator
@@ -68,6 +73,7 @@ func Load(fsys fs.FS) (*Schemas, error) {
 			if err != nil {
 				return nil, fmt.Errorf("CRD %s version %s: %w", crd.Name, v.Name, err)
 			}
+			ks.namespaced = crd.Spec.Scope == apiextensionsv1.NamespaceScoped
 			s.kinds[schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = ks
 		}
 	}
@@ -109,6 +115,8 @@ func (s *Schemas) Default(gvk schema.GroupVersionKind, obj map[string]any) ([]st
 		return nil, fmt.Errorf("no schema for %s", gvk)
 	}
 	unknown := pruning.PruneWithOptions(obj, ks.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	// As the apiserver decodes: a null where the schema allows none is dropped, not refused.
+	defaulting.PruneNonNullableNullsWithoutDefaults(obj, ks.structural)
 	defaulting.Default(obj, ks.structural)
 	return unknown, nil
 }
@@ -119,7 +127,13 @@ func (s *Schemas) Validate(ctx context.Context, gvk schema.GroupVersionKind, obj
 	if !ok {
 		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no schema for %s", gvk))}
 	}
-	errs := apiservervalidation.ValidateCustomResource(nil, obj, ks.validator)
+	// The apiserver's checks of a custom resource on create, in its order: metadata, the OpenAPI
+	// schema, embedded objects' metadata, list-map and list-set uniqueness, then the CEL rules.
+	u := &unstructured.Unstructured{Object: obj}
+	errs := apivalidation.ValidateObjectMetaAccessor(u, ks.namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj, ks.validator)...)
+	errs = append(errs, objectmeta.Validate(nil, obj, ks.structural, false)...)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, ks.structural, obj)...)
 	celErrs, _ := ks.cel.Validate(ctx, nil, ks.structural, obj, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }

@@ -73,19 +73,25 @@ func TestValidate(t *testing.T) {
 	s := load(t)
 	obj := map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-		"metadata": map[string]any{"name": "Job"},
+		"metadata": map[string]any{"name": "Job", "namespace": "ns", "labels": map[string]any{"bad key!": "x"}},
 		"spec": map[string]any{
 			"runtimeRef": map[string]any{"name": "torch"},
-			"trainer":    map[string]any{"numNodes": int64(-1)},
-			"managedBy":  "someone",
+			"trainer": map[string]any{"numNodes": int64(-1), "env": []any{
+				map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "A", "value": "2"},
+			}},
+			"managedBy": "someone",
 		},
 	}
 	var got []string
 	for _, e := range s.Validate(context.Background(), trainJobGVK, obj) {
 		got = append(got, e.Field+": "+e.Detail)
 	}
+	// The apiserver's order: metadata, schema, list-map keys, CEL.
 	want := []string{
+		`metadata.name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		`metadata.labels: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
 		"spec.trainer.numNodes: spec.trainer.numNodes in body should be greater than or equal to 0",
+		"spec.trainer.env[1]: ",
 		"<nil>: metadata.name must match RFC 1035 DNS label format",
 		"spec.managedBy: ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set",
 	}
