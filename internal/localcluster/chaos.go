@@ -18,10 +18,8 @@ package localcluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 )
 
@@ -47,25 +45,7 @@ func (c *Cluster) Kill(name string) error {
 	if !rec.alive() {
 		return nil
 	}
-	if err := syscall.Kill(rec.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("killing %s (pid %d): %w", name, rec.PID, err)
-	}
-	if !waitGone(rec, 10*time.Second) {
-		return fmt.Errorf("%s (pid %d) is still running after SIGKILL", name, rec.PID)
-	}
-	return nil
-}
-
-// Signal sends sig to a component's process, if it runs, and does not wait.
-func (c *Cluster) Signal(name string, sig syscall.Signal) error {
-	rec := c.record(name)
-	if !rec.alive() {
-		return nil
-	}
-	if err := syscall.Kill(rec.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signalling %s (pid %d): %w", name, rec.PID, err)
-	}
-	return nil
+	return sigkill(name, rec)
 }
 
 // Restart starts a component that does not run, as a kubelet restarts a crashed container: with

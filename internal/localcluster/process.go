@@ -165,13 +165,18 @@ func (c *Cluster) stopRecorded(name string, grace time.Duration) (bool, error) {
 		return true, nil
 	}
 	c.logf("  %s (pid %d) did not stop within %s; killing it", name, rec.PID, grace)
+	return true, sigkill(name, rec)
+}
+
+// sigkill kills a recorded process and waits until it is gone.
+func sigkill(name string, rec *pidRecord) error {
 	if err := syscall.Kill(rec.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return false, fmt.Errorf("killing %s (pid %d): %w", name, rec.PID, err)
+		return fmt.Errorf("killing %s (pid %d): %w", name, rec.PID, err)
 	}
 	if !waitGone(rec, 10*time.Second) {
-		return false, fmt.Errorf("%s (pid %d) is still running after SIGKILL", name, rec.PID)
+		return fmt.Errorf("%s (pid %d) is still running after SIGKILL", name, rec.PID)
 	}
-	return true, nil
+	return nil
 }
 
 func waitGone(rec *pidRecord, timeout time.Duration) bool {

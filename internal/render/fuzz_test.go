@@ -119,15 +119,11 @@ func renderPayloads(rt *core.Runtime, tj *trainer.TrainJob, ctr *trainer.Cluster
 		if o.Complete != nil {
 			continue
 		}
-		data, err := toYAML(o.Object)
+		data, err := MarshalDocument(o.Object)
 		if err != nil {
 			return nil, fmt.Errorf("converting %T: %w", o.Object, err)
 		}
 		out = append(out, data)
 	}
 	return out, nil
-}
-
-func toYAML(obj any) ([]byte, error) {
-	return MarshalDocument(obj)
 }

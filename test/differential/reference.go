@@ -22,10 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"strings"
 	"testing/fstest"
 
 	refconfig "github.com/kubeflow/trainer/v2/pkg/apis/config/v1alpha1"
@@ -41,6 +39,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/gantry-ml/gantry/internal/crdschema"
+	"github.com/gantry-ml/gantry/test/util"
 )
 
 // referenceModule is Kubeflow Trainer's module; go.mod pins the version the differential
@@ -68,7 +67,8 @@ func (noIndexer) IndexField(context.Context, client.Object, string, client.Index
 
 // NewReference loads the reference's CRDs and builds its runtimes.
 func NewReference(ctx context.Context) (*Reference, error) {
-	dir, err := moduleDir(referenceModule)
+	_, file, _, _ := goruntime.Caller(0)
+	dir, err := util.ModuleDirIn(filepath.Dir(file), referenceModule)
 	if err != nil {
 		return nil, err
 	}
@@ -201,20 +201,4 @@ func recoverInto(err *error) {
 	if p := recover(); p != nil {
 		*err = fmt.Errorf("panic: %v", p)
 	}
-}
-
-// moduleDir finds a dependency of this module in the module cache, downloading it if needed.
-func moduleDir(module string) (string, error) {
-	_, file, _, _ := goruntime.Caller(0)
-	cmd := exec.Command("go", "mod", "download", "-json", module)
-	cmd.Dir = filepath.Dir(file)
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating %s: %w", module, err)
-	}
-	var info struct{ Dir string }
-	if err := json.Unmarshal(out, &info); err != nil || strings.TrimSpace(info.Dir) == "" {
-		return "", fmt.Errorf("locating %s: no directory in %q", module, out)
-	}
-	return info.Dir, nil
 }

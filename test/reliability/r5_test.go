@@ -81,23 +81,10 @@ func TestR5WebhookOutage(t *testing.T) {
 	}
 	// The webhook serves again once the manager is ready: a valid TrainJob is stored, an
 	// invalid one is refused with the validator's message.
-	if err := createRetrying(t, job(0)); err != nil {
+	if err := createRetrying(ctx, job(0), 30*time.Second); err != nil {
 		t.Errorf("a valid TrainJob after the outage: %v", err)
 	}
-	if err := createRetrying(t, job(1)); err == nil || !strings.Contains(err.Error(), "must not have reserved envs") {
+	if err := createRetrying(ctx, job(1), 30*time.Second); err == nil || !strings.Contains(err.Error(), "must not have reserved envs") {
 		t.Errorf("an invalid TrainJob after the outage: got %v, want the validator's refusal", err)
-	}
-}
-
-// createRetrying creates obj, retrying while the webhook cannot be reached (its endpoint may
-// lag the manager's readiness by a moment); it returns the final answer.
-func createRetrying(t *testing.T, obj client.Object) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := k8sClient.Create(t.Context(), obj)
-		if err == nil || !strings.Contains(err.Error(), "failed calling webhook") || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(250 * time.Millisecond)
 	}
 }

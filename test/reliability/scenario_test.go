@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,24 +196,29 @@ func lagging(ctx context.Context, ns string) (int, error) {
 }
 
 // createAll creates the TrainJobs at cfg.rate a second. A create the webhook cannot answer
-// (the manager is down) is retried, as a client would.
+// (the manager is down) is retried, as a client would; any other refusal fails the test.
 func createAll(ctx context.Context, t *testing.T, ns string, jobs []jobSpec) {
 	t.Helper()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / cfg.rate))
 	defer tick.Stop()
 	for _, j := range jobs {
 		<-tick.C
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			err := k8sClient.Create(ctx, j.trainJob(ns))
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				t.Fatalf("creating %s/%s: %v", ns, j.name, err)
-			}
-			time.Sleep(200 * time.Millisecond)
+		if err := createRetrying(ctx, j.trainJob(ns), 2*time.Minute); err != nil {
+			t.Fatalf("creating %s/%s: %v", ns, j.name, err)
 		}
+	}
+}
+
+// createRetrying creates obj, retrying for up to within while the webhook cannot be reached (the
+// manager is down, or its endpoint lags its readiness); it returns the final answer.
+func createRetrying(ctx context.Context, obj client.Object, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		err := k8sClient.Create(ctx, obj)
+		if err == nil || !strings.Contains(err.Error(), "failed calling webhook") || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

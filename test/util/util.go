@@ -46,25 +46,31 @@ func RepoRoot() string {
 // ModuleDir returns the directory of a dependency in the Go module cache, so external CRDs are
 // read from the exact module version go.mod pins instead of being copied into the repository.
 func ModuleDir(module string) (string, error) {
+	return ModuleDirIn(RepoRoot(), module)
+}
+
+// ModuleDirIn is ModuleDir for the module rooted at dir (test/differential is a module of its
+// own, with dependencies Gantry's go.mod does not have).
+func ModuleDirIn(dir, module string) (string, error) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = RepoRoot()
+	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("locating module %s: %w: %s", module, err, stderr.String())
 	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
+	moduleDir := strings.TrimSpace(string(out))
+	if moduleDir == "" {
 		// Listed but not downloaded yet.
 		dl := exec.Command("go", "mod", "download", module)
-		dl.Dir = RepoRoot()
+		dl.Dir = dir
 		if out, err := dl.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("downloading module %s: %w: %s", module, err, out)
 		}
-		return ModuleDir(module)
+		return ModuleDirIn(dir, module)
 	}
-	return dir, nil
+	return moduleDir, nil
 }
 
 // EnvtestAssets returns the directory holding kube-apiserver, etcd and kubectl: KUBEBUILDER_ASSETS
