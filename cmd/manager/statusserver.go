@@ -48,7 +48,7 @@ type statusServer struct {
 
 // setupStatusServer prepares the status server when the TrainJobStatus gate is on (nil
 // otherwise): the cache of the CA Secret, the token verifier, the server's own rate-limited
-// client and its probes. The server itself is added once the certificates exist.
+// client (whose limits are also the server's write budget) and its probes. The server itself is added once the certificates exist.
 func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (*statusServer, error) {
 	if !features.Enabled(features.TrainJobStatus) {
 		return nil, nil
@@ -79,7 +79,11 @@ func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 		CertDir:  certDir,
 		TLSOpts:  []func(*tls.Config){config.TLSConfig(cfg.TLS)},
 		Verifier: verifier,
-		Applier:  &statusserver.ClientApplier{Client: c},
+		// Tokens are checked against the TrainJob in the manager's cache (every replica has
+		// one): a report costs one write and no read.
+		Applier: &statusserver.ClientApplier{Client: c, Reader: mgr.GetClient()},
+		QPS:     restConfig.QPS,
+		Burst:   restConfig.Burst,
 	})
 	if err != nil {
 		return nil, err

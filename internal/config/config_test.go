@@ -166,9 +166,11 @@ clientConnection: {qps: 200, burst: 400}
 	if rc.QPS != 200 || rc.Burst != 400 {
 		t.Errorf("RESTConfig() QPS %v burst %d, want 200 and 400", rc.QPS, rc.Burst)
 	}
+	// Gantry's defaults, not Kubeflow Trainer's 5 and 10 (25 TrainJobs reporting every 5 s): 250
+	// reporting TrainJobs fit.
 	rc = StatusServerRESTConfig(cfg, &rest.Config{Host: "https://example"})
-	if rc.QPS != 5 || rc.Burst != 10 {
-		t.Errorf("StatusServerRESTConfig() QPS %v burst %d, want the defaults 5 and 10", rc.QPS, rc.Burst)
+	if rc.QPS != 50 || rc.Burst != 100 {
+		t.Errorf("StatusServerRESTConfig() QPS %v burst %d, want the defaults 50 and 100", rc.QPS, rc.Burst)
 	}
 }
 

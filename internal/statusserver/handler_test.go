@@ -20,8 +20,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,10 +47,13 @@ type fakeVerifier struct {
 	calls []string
 }
 
-func (f *fakeVerifier) Verify(_ context.Context, token, audience, namespace string) error {
+func (f *fakeVerifier) Verify(_ context.Context, token, audience, namespace string) (time.Time, error) {
 	f.calls = append(f.calls, token+" "+audience+" "+namespace)
-	return f.err
+	return issued, f.err
 }
+
+// issued is when fakeVerifier's tokens were issued.
+var issued = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 type fakeApplier struct {
 	err     error
@@ -56,11 +62,11 @@ type fakeApplier struct {
 	status  *trainer.TrainJobTrainerStatus
 }
 
-func (f *fakeApplier) ApplyTrainerStatus(_ context.Context, namespace, name string, status *trainer.TrainJobTrainerStatus) error {
+func (f *fakeApplier) ApplyTrainerStatus(_ context.Context, namespace, name string, issuedAt time.Time, status *trainer.TrainJobTrainerStatus) error {
 	if f.panics {
 		panic("boom")
 	}
-	f.applied = append(f.applied, namespace+"/"+name)
+	f.applied = append(f.applied, namespace+"/"+name+" "+issuedAt.Format(time.RFC3339))
 	f.status = status
 	return f.err
 }
@@ -92,12 +98,12 @@ func TestHandler(t *testing.T) {
 		"a report is applied and echoed": {
 			auth: "Bearer tok", body: report, wantCode: 200, wantBody: report,
 			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
-			wantApplied: []string{"ns/job"}, wantStatus: wantReport,
+			wantApplied: []string{"ns/job 2026-01-02T03:04:05Z"}, wantStatus: wantReport,
 		},
 		"the scheme in any case, spaces around": {
 			auth: "  bEaReR   tok  ", body: report, wantCode: 200, wantBody: report,
 			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
-			wantApplied: []string{"ns/job"}, wantStatus: wantReport,
+			wantApplied: []string{"ns/job 2026-01-02T03:04:05Z"}, wantStatus: wantReport,
 		},
 		"a tab after the scheme": {
 			auth: "bearer\ttok", body: `{}`, wantCode: 200, wantBody: `{}`,
@@ -147,19 +153,24 @@ func TestHandler(t *testing.T) {
 		"the apiserver refuses the status": {auth: "Bearer tok", body: report, applyErr: invalid,
 			wantCode: 422, wantReason: metav1.StatusReasonInvalid, wantMessage: invalid.Error(),
 			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
-			wantApplied: []string{"ns/job"}, wantStatus: wantReport},
+			wantApplied: []string{"ns/job 2026-01-02T03:04:05Z"}, wantStatus: wantReport},
 		"the apiserver finds the request malformed": {auth: "Bearer tok", body: report, applyErr: apierrors.NewBadRequest("bad"),
 			wantCode: 422, wantReason: metav1.StatusReasonBadRequest, wantMessage: "bad",
 			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
-			wantApplied: []string{"ns/job"}, wantStatus: wantReport},
+			wantApplied: []string{"ns/job 2026-01-02T03:04:05Z"}, wantStatus: wantReport},
 		"no such TrainJob": {auth: "Bearer tok", body: report, applyErr: apierrors.NewNotFound(schema.GroupResource{Group: "trainer.kubeflow.org", Resource: "trainjobs"}, "job"),
 			wantCode: 404, wantReason: metav1.StatusReasonNotFound, wantMessage: "Train job not found",
 			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
-			wantApplied: []string{"ns/job"}, wantStatus: wantReport},
+			wantApplied: []string{"ns/job 2026-01-02T03:04:05Z"}, wantStatus: wantReport},
 		"another apiserver error": {auth: "Bearer tok", body: report, applyErr: apierrors.NewServiceUnavailable("down"),
 			wantCode: 500, wantReason: metav1.StatusReasonInternalError, wantMessage: "updating the TrainJob status failed",
 			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
-			wantApplied: []string{"ns/job"}, wantStatus: wantReport},
+			wantApplied: []string{"ns/job 2026-01-02T03:04:05Z"}, wantStatus: wantReport},
+		"a token older than the TrainJob": {auth: "Bearer tok", body: report, applyErr: &StaleTokenError{Namespace: "ns", Name: "job", UID: "u2"},
+			wantCode: 403, wantReason: metav1.StatusReasonForbidden,
+			wantMessage: "the token was issued before TrainJob ns/job (uid u2) was created: it belongs to an earlier TrainJob of that name",
+			wantVerify:  []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"},
+			wantApplied: []string{"ns/job 2026-01-02T03:04:05Z"}, wantStatus: wantReport},
 		"a panic": {auth: "Bearer tok", body: report, applyPanics: true,
 			wantCode: 500, wantReason: metav1.StatusReasonInternalError, wantMessage: "internal error",
 			wantVerify: []string{"tok trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status ns"}},
@@ -222,5 +233,71 @@ func TestMethodNotAllowedNamesPOST(t *testing.T) {
 	Handler(&fakeVerifier{}, &fakeApplier{}, logr.Discard()).ServeHTTP(rec, httptest.NewRequest(http.MethodPut, route, nil))
 	if diff := cmp.Diff("POST", rec.Header().Get("Allow")); diff != "" {
 		t.Errorf("Allow (-want,+got):\n%s", diff)
+	}
+}
+
+// TestRateLimitPerTrainJob: a TrainJob's reports beyond its burst wait their turn, up to 2 s;
+// beyond that they are answered 429 with Retry-After at once. Another TrainJob's are not held
+// back, and the write budget, when set, works the same way across TrainJobs.
+func TestRateLimitPerTrainJob(t *testing.T) {
+	cases := map[string]struct {
+		qps   float32
+		burst int
+		posts []string
+		want  []string
+	}{
+		"a TrainJob's burst, two waits, then 429s; another TrainJob goes on": {
+			posts: append(slices.Repeat([]string{"busy"}, 13), "quiet", "busy"),
+			want: append(slices.Repeat([]string{"200"}, 10), "200 after 1s", "200 after 2s",
+				"429 Retry-After 3: too many reports for TrainJob ns/busy: at most 1 a second after a burst of 10; only the newest matters",
+				"200",
+				"429 Retry-After 3: too many reports for TrainJob ns/busy: at most 1 a second after a burst of 10; only the newest matters"),
+		},
+		"the write budget across TrainJobs": {
+			qps: 2, burst: 2, posts: []string{"a", "b", "c", "d", "e", "f"},
+			want: []string{"200", "200", "200 after 500ms", "200 after 1s", "200 after 1.5s", "200 after 2s"},
+		},
+		"the write budget exhausted": {
+			qps: 1, burst: 1, posts: []string{"a", "b", "c", "d"},
+			want: []string{"200", "200 after 1s", "200 after 2s",
+				"429 Retry-After 3: too many reports: the status server is at its write budget (statusServer.qps)"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			now := time.Unix(1_800_000_000, 0)
+			h := newHandler(&fakeVerifier{}, &fakeApplier{}, logr.Discard(), tc.qps, tc.burst)
+			var slept time.Duration
+			// The clock stands still: each wait is what the report would sleep.
+			h.now = func() time.Time { return now }
+			h.sleep = func(_ context.Context, d time.Duration) error { slept = d; return nil }
+			var got []string
+			for _, job := range tc.posts {
+				slept = 0
+				req := httptest.NewRequest(http.MethodPost, "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/"+job+"/status",
+					strings.NewReader(`{"trainerStatus":{"lastUpdatedTime":"2025-01-23T10:30:45Z"}}`))
+				req.Header.Set("Authorization", "Bearer tok")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				switch {
+				case rec.Code == http.StatusTooManyRequests:
+					status := metav1.Status{}
+					if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil {
+						t.Fatal(err)
+					}
+					if status.Reason != metav1.StatusReasonTooManyRequests || status.Code != http.StatusTooManyRequests {
+						t.Errorf("429 body %+v, want reason TooManyRequests and code 429", status)
+					}
+					got = append(got, fmt.Sprintf("429 Retry-After %s: %s", rec.Header().Get("Retry-After"), status.Message))
+				case slept > 0:
+					got = append(got, fmt.Sprintf("%d after %v", rec.Code, slept))
+				default:
+					got = append(got, strconv.Itoa(rec.Code))
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("answers (-want,+got):\n%s", diff)
+			}
+		})
 	}
 }

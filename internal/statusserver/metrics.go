@@ -21,16 +21,29 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// requests counts the status server's answers by HTTP code.
-var requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "kubeflow_trainer_status_server_requests_total",
-	Help: "Requests to the TrainJob status server, by HTTP response code.",
-}, []string{"code"})
+var (
+	// requests counts the status server's answers by HTTP code.
+	requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kubeflow_trainer_status_server_requests_total",
+		Help: "Requests to the TrainJob status server, by HTTP response code.",
+	}, []string{"code"})
+	// openConnections and connectionsRefused show how close the server is to its connection caps.
+	openConnections = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "kubeflow_trainer_status_server_connections",
+		Help: "Open connections to the TrainJob status server.",
+	})
+	connectionsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kubeflow_trainer_status_server_connections_refused_total",
+		Help: "Connections the TrainJob status server closed at once, by the cap that was full: total, address or local.",
+	}, []string{"cap"})
+)
 
 func registerMetrics() error {
-	if err := ctrlmetrics.Registry.Register(requests); err != nil {
-		if _, already := err.(prometheus.AlreadyRegisteredError); !already { //nolint:errorlint // the registry returns this type unwrapped
-			return err
+	for _, c := range []prometheus.Collector{requests, openConnections, connectionsRefused} {
+		if err := ctrlmetrics.Registry.Register(c); err != nil {
+			if _, already := err.(prometheus.AlreadyRegisteredError); !already { //nolint:errorlint // the registry returns this type unwrapped
+				return err
+			}
 		}
 	}
 	return nil

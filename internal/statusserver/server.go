@@ -40,14 +40,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// Timeouts of the server. A request's API work is bounded below the write timeout, so a slow
-// apiserver or a saturated client rate limit still gets an answer to the caller.
+// Timeouts and limits of the server. A request's API work is bounded below the write timeout, so
+// a slow apiserver or a saturated client rate limit still gets an answer to the caller. A client
+// gets 5 s for the TLS handshake and again for its headers (net/http bounds the handshake by the
+// shortest timeout), so a slow one (slowloris) holds its slot no longer; a valid report's headers
+// (a token of about 1 KiB) arrive in milliseconds. Idle keep-alive connections are closed after
+// 30 s: the SDK reports every 5 s on its connection and keeps it, one that has gone frees its
+// slot. Headers are at most 16 KiB (net/http adds 4 KiB): a projected token is 1 to 2 KiB.
 const (
-	readTimeout    = 10 * time.Second
-	writeTimeout   = 10 * time.Second
-	idleTimeout    = 120 * time.Second
-	requestTimeout = 8 * time.Second
-	maxHeaderBytes = 64 << 10
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 10 * time.Second
+	idleTimeout       = 30 * time.Second
+	requestTimeout    = 8 * time.Second
+	maxHeaderBytes    = 16 << 10
 )
 
 // Options configure the server.
@@ -65,6 +71,11 @@ type Options struct {
 	Verifier TokenVerifier
 	// Applier writes the status.
 	Applier StatusApplier
+	// QPS and Burst are the write budget: the rate limits of the API client the Applier writes
+	// through. A report beyond it waits up to 2 s, then is answered 429, rather than waiting for
+	// the client's limiter until its request times out. Zero: no budget.
+	QPS   float32
+	Burst int
 }
 
 // Server is a manager Runnable that runs on every replica.
@@ -90,8 +101,9 @@ func New(opts Options) (*Server, error) {
 }
 
 // Handler serves the route, without TLS: for tests and for embedding.
+// Reports are limited per TrainJob, not by a write budget.
 func Handler(verifier TokenVerifier, applier StatusApplier, log logr.Logger) http.Handler {
-	return &handler{verifier: verifier, applier: applier, log: log}
+	return newHandler(verifier, applier, log, 0, 0)
 }
 
 // NeedLeaderElection is false: every replica answers the pods.
@@ -120,9 +132,9 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	srv := &http.Server{
-		Handler:           withTimeout(Handler(s.opts.Verifier, s.opts.Applier, log), requestTimeout),
+		Handler:           withTimeout(newHandler(s.opts.Verifier, s.opts.Applier, log, s.opts.QPS, s.opts.Burst), requestTimeout),
 		ReadTimeout:       readTimeout,
-		ReadHeaderTimeout: readTimeout,
+		ReadHeaderTimeout: readHeaderTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -141,7 +153,7 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = srv.Shutdown(shutdown)
 	}()
 	log.Info("Serving TrainJob status updates", "address", addr)
-	err = srv.Serve(tls.NewListener(ln, cfg))
+	err = srv.Serve(tls.NewListener(newCapListener(ln, maxConns, maxConnsPerAddr, maxLocalConns), cfg))
 	if errors.Is(err, http.ErrServerClosed) {
 		<-done
 		return nil

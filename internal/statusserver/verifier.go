@@ -140,22 +140,23 @@ func (v *OIDCVerifier) discover(ctx context.Context) error {
 }
 
 // Verify checks the signature, issuer, expiry, that audience is the token's only audience, and
-// that the token was issued in namespace.
-func (v *OIDCVerifier) Verify(ctx context.Context, token, audience, namespace string) error {
+// that the token was issued in namespace; it returns when the token was issued, which binds it to
+// the TrainJob that existed then (see StaleTokenError).
+func (v *OIDCVerifier) Verify(ctx context.Context, token, audience, namespace string) (time.Time, error) {
 	st := v.state.Load()
 	if st == nil {
-		return ErrVerifierNotReady
+		return time.Time{}, ErrVerifierNotReady
 	}
 	idToken, err := oidc.NewVerifier(st.issuer, st.keys, &oidc.Config{
 		ClientID: audience, SupportedSigningAlgs: st.algs, Now: v.now,
 	}).Verify(ctx, token)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	// A token that is also valid elsewhere (e.g. for the apiserver) is not one the kubelet
 	// projected for this TrainJob.
 	if len(idToken.Audience) != 1 {
-		return fmt.Errorf("the token has %d audiences; only %q is accepted", len(idToken.Audience), audience)
+		return time.Time{}, fmt.Errorf("the token has %d audiences; only %q is accepted", len(idToken.Audience), audience)
 	}
 	var claims struct {
 		Kubernetes struct {
@@ -163,12 +164,15 @@ func (v *OIDCVerifier) Verify(ctx context.Context, token, audience, namespace st
 		} `json:"kubernetes.io"`
 	}
 	if err := idToken.Claims(&claims); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if claims.Kubernetes.Namespace != namespace {
-		return fmt.Errorf("the token was issued in namespace %q, not %q", claims.Kubernetes.Namespace, namespace)
+		return time.Time{}, fmt.Errorf("the token was issued in namespace %q, not %q", claims.Kubernetes.Namespace, namespace)
 	}
-	return nil
+	if idToken.IssuedAt.IsZero() {
+		return time.Time{}, errors.New("the token has no issue time (iat)")
+	}
+	return idToken.IssuedAt, nil
 }
 
 // limited waits for its rate limiter before every request.

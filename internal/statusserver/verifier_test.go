@@ -143,6 +143,9 @@ func TestOIDCVerifier(t *testing.T) {
 		"signed by an unknown key": {key: forger, kid: "mine", claims: claims(nil),
 			wantErr: "failed to verify signature"},
 		"not a JWT": {raw: "not-a-jwt", wantErr: "malformed jwt"},
+		"no issue time": {key: rsaKey, kid: "rsa",
+			claims:  claims(func(c map[string]any) { delete(c, "iat") }),
+			wantErr: "the token has no issue time (iat)"},
 	}
 	v := issuer.verifier(t, now)
 	for name, tc := range cases {
@@ -154,13 +157,16 @@ func TestOIDCVerifier(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := v.Verify(context.Background(), token, aud, "ns")
+			issuedAt, err := v.Verify(context.Background(), token, aud, "ns")
 			got := ""
 			if err != nil {
 				got = err.Error()
 			}
 			if tc.wantErr == "" && got != "" || !strings.Contains(got, tc.wantErr) {
 				t.Errorf("Verify() error = %q, want one containing %q", got, tc.wantErr)
+			}
+			if want := now.Add(-time.Minute); err == nil && !issuedAt.Equal(want) {
+				t.Errorf("Verify() issued at %v, want %v", issuedAt, want)
 			}
 		})
 	}
@@ -176,7 +182,7 @@ func TestOIDCVerifierNotReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Verify(context.Background(), "t", "a", "ns"); !errors.Is(err, ErrVerifierNotReady) {
+	if _, err := v.Verify(context.Background(), "t", "a", "ns"); !errors.Is(err, ErrVerifierNotReady) {
 		t.Errorf("Verify() before discovery = %v, want ErrVerifierNotReady", err)
 	}
 }

@@ -171,11 +171,13 @@ type StatusServer struct {
 	// +optional
 	Port *int32 `json:"port,omitempty"`
 
-	// qps of the status server's own API client. Defaults to 5.
+	// qps of the status server's own API client, which is also its write budget: reports beyond
+	// it are answered 429. Defaults to 50, 250 TrainJobs reporting every 5 s (Kubeflow Trainer:
+	// 5, which 25 such TrainJobs use up).
 	// +optional
 	QPS *float32 `json:"qps,omitempty"`
 
-	// burst of the status server's own API client. Defaults to 10.
+	// burst of the status server's own API client. Defaults to 100 (Kubeflow Trainer: 10).
 	// +optional
 	Burst *int32 `json:"burst,omitempty"`
 }

@@ -40,8 +40,8 @@ const (
 	DefaultClientConnectionQPS         float32 = 500
 	DefaultClientConnectionBurst       int32   = 1000
 	DefaultStatusServerPort            int32   = 10443
-	DefaultStatusServerQPS             float32 = 5
-	DefaultStatusServerBurst           int32   = 10
+	DefaultStatusServerQPS             float32 = 50
+	DefaultStatusServerBurst           int32   = 100
 	DefaultLeaderElectionID                    = "trainer.kubeflow.org"
 	DefaultLeaderElectionLeaseDuration         = 15 * time.Second
 	DefaultLeaderElectionRenewDeadline         = 10 * time.Second

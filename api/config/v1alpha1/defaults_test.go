@@ -54,7 +54,7 @@ func defaulted() Configuration {
 			WebhookSecretName:  "kubeflow-trainer-webhook-cert",
 		},
 		ClientConnection: &ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
-		StatusServer:     &StatusServer{Port: ptr.To[int32](10443), QPS: ptr.To[float32](5), Burst: ptr.To[int32](10)},
+		StatusServer:     &StatusServer{Port: ptr.To[int32](10443), QPS: ptr.To[float32](50), Burst: ptr.To[int32](100)},
 	}
 }
 
