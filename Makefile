@@ -96,12 +96,12 @@ test-fuzz: ## Run each fuzz target for FUZZTIME (30s): the render pipeline, and 
 	cd test/differential && go test -run '^$$' -fuzz '^FuzzDifferential$$' -fuzztime $(FUZZTIME) .
 
 .PHONY: test-reliability-quick
-test-reliability-quick: ## The reliability suite's quick form: R1 (kill -9 chaos, one seed, 60 TrainJobs) and its regression guard, on a local cluster with an audit log; reports in _output/reliability.
+test-reliability-quick: ## The reliability suite's quick form on a local cluster with an audit log: R1 (kill -9 chaos, one seed, 60 TrainJobs) and its guard, R2 (crash after each write point), R3 (one leader failover cycle) and its guard, R4 (one apiserver outage, an etcd restart), R5, and I5 (30 s); reports in _output/reliability.
 	$(TOOLCHAIN) cluster kustomize
 	RELIABILITY_MODE=quick go test $(GO_TEST_FLAGS) -timeout 30m -v ./test/reliability/...
 
 .PHONY: test-reliability
-test-reliability: ## The full reliability suite: R1 with 500 TrainJobs at 25/s for 60 s, three seeds, and its regression guard.
+test-reliability: ## The full reliability suite: R1 with 500 TrainJobs at 25/s for 60 s, three seeds, and its guard; R2; R3 five cycles; R4 three outages; R5; R6 (2 QPS for 60 s); I5 with 1,000 settled TrainJobs for 60 s.
 	$(TOOLCHAIN) cluster kustomize
 	RELIABILITY_MODE=full go test $(GO_TEST_FLAGS) -timeout 90m -v ./test/reliability/...
 
@@ -158,7 +158,7 @@ DEV_CLUSTER_FLAGS ?=
 # The e2e suite's own cluster: ports shifted to free ones, so a developer's cluster (or another
 # checkout's suite) can keep running.
 E2E_CLUSTER_DIR := $(CURDIR)/.state/e2e
-E2E_CLUSTER_FLAGS := --state-dir $(E2E_CLUSTER_DIR) --port-offset auto --kueue
+E2E_CLUSTER_FLAGS := --state-dir $(E2E_CLUSTER_DIR) --port-offset auto --kueue --audit
 
 .PHONY: local-cluster
 local-cluster:

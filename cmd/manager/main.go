@@ -19,14 +19,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,18 +81,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	restConfig, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("loading the kubeconfig: %w", err)
-	}
+	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
+	defer cancel()
 	opts := config.Options(cfg, s, certDir)
 	opts.PprofBindAddress = pprofAddr
-	mgr, err := ctrl.NewManager(config.RESTConfig(cfg, restConfig), opts)
+	mgr, err := newManager(ctx, cfg, opts)
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return err
 	}
 
-	certsReady, err := setupCertificates(mgr, cfg, s, certDir)
+	certsReady, err := setupCertificates(ctx, mgr, cfg, s, certDir)
 	if err != nil {
 		return err
 	}
@@ -101,8 +105,6 @@ func run() error {
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
-	defer cancel()
 	var setupErr error
 	setupDone := make(chan struct{})
 	// Controllers, webhooks and the status server start only once the serving certificate exists:
@@ -128,10 +130,38 @@ func run() error {
 	return err
 }
 
+// newManager creates the manager with its client settings, waiting for the apiserver: the
+// manager's cache asks it about the kinds it restricts, so this is the process's first request.
+func newManager(ctx context.Context, cfg *configapi.Configuration, opts ctrl.Options) (ctrl.Manager, error) {
+	restConfig, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	restConfig.UserAgent = userAgent()
+	// Leader election gets a client of its own: behind the controllers' rate limiter, a busy
+	// manager's lease renewals would queue up until it lost the lease and exited.
+	opts.LeaderElectionConfig = rest.CopyConfig(restConfig)
+	if restConfig, err = faults.WrapRESTConfig(config.RESTConfig(cfg, restConfig)); err != nil {
+		return nil, err
+	}
+	if faults.Any() {
+		opts.NewClient = faults.NewClient
+	}
+	var mgr ctrl.Manager
+	err = untilReachable(ctx, func(context.Context) (err error) {
+		mgr, err = ctrl.NewManager(restConfig, opts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	return mgr, nil
+}
+
 // setupCertificates adds in-process certificate rotation when certManagement is enabled. The
 // returned channel closes once the serving certificate is on disk (at once when certificates are
 // provided externally).
-func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (chan struct{}, error) {
+func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (chan struct{}, error) {
 	certsReady := make(chan struct{})
 	if !*cfg.CertManagement.Enable {
 		close(certsReady)
@@ -142,7 +172,9 @@ func setupCertificates(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 	if err != nil {
 		return nil, err
 	}
-	if err := cert.EnsureSecret(context.Background(), direct, namespace, cfg.CertManagement.WebhookSecretName); err != nil {
+	if err := untilReachable(ctx, func(ctx context.Context) error {
+		return cert.EnsureSecret(ctx, direct, namespace, cfg.CertManagement.WebhookSecretName)
+	}); err != nil {
 		return nil, err
 	}
 	err = cert.AddRotator(mgr, cert.Options{
@@ -194,4 +226,46 @@ func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan st
 		return mgr.Add(status.server)
 	}
 	return nil
+}
+
+// The back-off of untilReachable; variables for the unit test.
+var firstRetry, maxRetry = 500 * time.Millisecond, 10 * time.Second
+
+// untilReachable runs f until it succeeds or fails for a reason other than an unreachable or
+// overloaded apiserver (a refusal, or a mistake in the configuration, ends it at once). A manager started during a control-plane outage (an apiserver upgrade,
+// an etcd restart) then waits for it, instead of exiting into a crash loop.
+func untilReachable(ctx context.Context, f func(context.Context) error) error {
+	log := ctrl.Log.WithName("setup")
+	delay := firstRetry
+	for {
+		err := f(ctx)
+		if err == nil || !unreachable(err) {
+			return err
+		}
+		log.Info("Waiting for the apiserver", "error", err.Error(), "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w while waiting for the apiserver (last: %w)", ctx.Err(), err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, maxRetry)
+	}
+}
+
+// userAgent names this process in the apiserver's audit log: the pod (a pod's hostname) and the
+// process, so that the writes of two replicas, or of two lives of one, can be told apart.
+func userAgent() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("gantry-manager/%s (%s, pid %d)", version.String(), host, os.Getpid())
+}
+
+// unreachable tells the errors of an apiserver that is away or overloaded from its answers.
+func unreachable(err error) bool {
+	var netErr net.Error
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		(errors.As(err, &netErr) && netErr.Timeout()) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||
+		// Some callers flatten the error chain into text.
+		strings.Contains(err.Error(), "connection refused")
 }

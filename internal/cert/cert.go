@@ -57,8 +57,13 @@ func OperatorNamespace() string {
 	return DefaultOperatorNamespace
 }
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// The rotator caches the Secret and the two webhook configurations alone (narrow.go) and
+// updates them; reading the Secret (get, list, watch) and creating it (EnsureSecret) fall under
+// the cluster-wide Secret rule of the TrainJob controller. The names are the installed ones
+// (config/webhook); the chart renders the configured Secret name.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=defaulter.trainer.kubeflow.org,verbs=list;watch;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=validator.trainer.kubeflow.org,verbs=list;watch;update
+// +kubebuilder:rbac:groups="",namespace=kubeflow-system,resources=secrets,resourceNames=kubeflow-trainer-webhook-cert,verbs=update
 
 // Options configure the rotation.
 type Options struct {
@@ -71,7 +76,7 @@ type Options struct {
 // AddRotator keeps a CA and a serving certificate for <service>.<namespace>.svc in the Secret,
 // writes them to CertDir, and injects the CA into both webhook configurations. ready is closed
 // once the certificate is on disk. Every replica serves webhooks, so rotation does not wait for
-// leader election.
+// leader election. The rotator reads the Secret and the two configurations alone (narrow.go).
 func AddRotator(mgr ctrl.Manager, o Options, ready chan struct{}) error {
 	if o.Namespace == "" || o.ServiceName == "" || o.SecretName == "" {
 		return errors.New("cert.AddRotator: namespace, service and secret names are required")
@@ -80,7 +85,7 @@ func AddRotator(mgr ctrl.Manager, o Options, ready chan struct{}) error {
 	if certDir == "" {
 		return errors.New("cert.AddRotator: a certificate directory is required")
 	}
-	return rotator.AddRotator(mgr, &rotator.CertRotator{
+	return rotator.AddRotator(narrowedManager(mgr, rotatorObjects(o)), &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 		CertDir:        certDir,
 		CAName:         caName,

@@ -43,8 +43,11 @@ import (
 // writes it, unless the manager's --webhook-cert-dir says otherwise.
 const CertDir = "/tmp/k8s-webhook-server/serving-certs"
 
-// Leader election, and scrape authentication when metrics.auth.enabled is set.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create;get;list;watch;update
+// Leader election reads and renews its Lease by name (the installed leaderElection
+// resourceName and resourceNamespace; the chart renders the configured ones) and creates it
+// once; scrape authentication, when metrics.auth.enabled is set, reviews every token and access.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kubeflow-system,resources=leases,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kubeflow-system,resources=leases,resourceNames=trainer.kubeflow.org,verbs=get;update
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 

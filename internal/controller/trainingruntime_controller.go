@@ -53,8 +53,7 @@ func newRuntimeReconciler(c client.Client, newObj func() client.Object, name str
 	return &RuntimeReconciler{client: c, newObj: newObj, kindTag: name}, nil
 }
 
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes/finalizers;clustertrainingruntimes/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=list;watch;patch
 
 // Reconcile strips the legacy finalizer.
 func (r *RuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -36,6 +36,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/cert"
+	"github.com/gantry-ml/gantry/internal/faults"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
@@ -69,17 +70,23 @@ func NewTrainJobReconciler(c client.Client, apiReader client.Reader, rt *core.Ru
 	return &TrainJobReconciler{client: c, apiReader: apiReader, runtime: rt, applier: applier, recorder: recorder, clock: clk}, nil
 }
 
+// What the TrainJob controller reads goes through the manager's cache (list, watch), except the
+// re-reads around it (get: confirmJobSetGone, and the applier after a create found the name
+// taken). Writes: server-side apply (patch; create when it creates), create then update for
+// ConfigMaps and create-once Secrets, and the status patch. Docs: docs/install.md#rbac.
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=patch
+// Asked by the OwnerReferencesPermissionEnforcement admission plugin, where it is on, for the
+// blockOwnerDeletion owner reference every object built for a TrainJob carries.
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/finalizers,verbs=update
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=list;watch
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=scheduling.x-k8s.io;scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=limitranges,verbs=get;list;watch
-// +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io;scheduling.volcano.sh,resources=podgroups,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=limitranges,verbs=list;watch
+// +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=list;watch
 
 // Reconcile builds the TrainJob's objects while it is unfinished and writes its status once;
 // the events it found are emitted after that write.
@@ -175,7 +182,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, s *scope) (time.Dura
 
 // patchStatus writes status with one merge patch, only when it changed.
 func (r *TrainJobReconciler) patchStatus(ctx context.Context, tj *trainer.TrainJob, status *trainer.TrainJobStatus) error {
-	if equality.Semantic.DeepEqual(&tj.Status, status) {
+	if equality.Semantic.DeepEqual(&tj.Status, status) && !faults.Enabled(faults.WriteUnchangedStatus) {
 		return nil
 	}
 	patched := tj.DeepCopy()

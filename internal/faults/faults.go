@@ -33,6 +33,10 @@ const EnvVar = "GANTRY_FAULT_INJECTION"
 // it builds: a non-idempotent JobSet create, the defect class of a finished job running again.
 const RecreateJobSets = "recreate-jobsets"
 
+// WriteUnchangedStatus makes the TrainJob reconciler patch the status even when nothing changed:
+// the needless-write defect I5 exists to catch.
+const WriteUnchangedStatus = "write-unchanged-status"
+
 var enabled = strings.Split(os.Getenv(EnvVar), ",")
 
 // Enabled reports whether the fault name is injected.

@@ -131,9 +131,11 @@ func (c *Cluster) writeConfig(name string, doc map[string]any) error {
 	return writeFileAtomic(c.path("config", name), data, 0o644)
 }
 
-// prepareGantry builds the manager from the checkout, installs Gantry's CRDs and the webhook
-// configurations config/webhook ships (names, rules and object selectors as installed; only the
-// client config points at 127.0.0.1), seeds the certificate Secret and writes the Configuration.
+// prepareGantry builds the manager from the checkout, installs Gantry's CRDs (and scheduler-plugins'
+// PodGroup) and the webhook configurations config/webhook ships (names, rules and object selectors
+// as installed; only the client config points at 127.0.0.1), seeds the certificate Secret, gives
+// the manager the identity and the permissions config/rbac ships (installManagerIdentity) and
+// writes the Configuration.
 // Certificate management stays on, as installed: the rotator finds a valid certificate in the
 // Secret, keeps it, writes it to certs/gantry-manager and injects the CA into the webhooks.
 func (c *Cluster) prepareGantry(ctx context.Context) error {
@@ -152,10 +154,23 @@ func (c *Cluster) prepareGantry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := installCRDs(ctx, cl, crds); err != nil {
+	// scheduler-plugins' PodGroup, so the coscheduling plugin is on (and its RBAC rules used);
+	// installed first, since the manager enables a plugin only if its CRD is there at start.
+	schedulerPlugins, err := c.moduleDir("sigs.k8s.io/scheduler-plugins", "SCHEDULER_PLUGINS_VERSION")
+	if err != nil {
+		return err
+	}
+	podGroup, err := manifest.ReadPath(filepath.Join(schedulerPlugins, "manifests", "coscheduling", "crd.yaml"))
+	if err != nil {
+		return err
+	}
+	if err := installCRDs(ctx, cl, append(crds, podGroup...)); err != nil {
 		return err
 	}
 	if err := apply(ctx, cl, certSecret(gantryNamespace, gantrySecret, c.pki.gantryCA, c.pki.gantry)); err != nil {
+		return err
+	}
+	if err := c.installManagerIdentity(ctx, cl); err != nil {
 		return err
 	}
 	rendered, err := c.kustomizeBuild(filepath.Join(c.Root, "config", "webhook"))
@@ -174,8 +189,10 @@ func (c *Cluster) prepareGantry(ctx context.Context) error {
 		"apiVersion": "config.trainer.kubeflow.org/v1alpha1",
 		"kind":       "Configuration",
 		"webhook":    map[string]any{"host": "127.0.0.1", "port": p.GantryWebhook},
-		"metrics":    map[string]any{"bindAddress": hostPort(p.GantryMetrics)},
-		"health":     map[string]any{"healthProbeBindAddress": hostPort(p.GantryHealth)},
+		// Scrapes are authenticated and authorized by the apiserver, as metrics.auth.enabled
+		// installs ask for (a TokenReview and a SubjectAccessReview each).
+		"metrics": map[string]any{"bindAddress": hostPort(p.GantryMetrics), "auth": map[string]any{"enabled": true}},
+		"health":  map[string]any{"healthProbeBindAddress": hostPort(p.GantryHealth)},
 		"leaderElection": map[string]any{
 			"leaderElect": true, "resourceName": "trainer.kubeflow.org", "resourceNamespace": gantryNamespace,
 		},

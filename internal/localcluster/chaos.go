@@ -48,6 +48,29 @@ func (c *Cluster) Kill(name string) error {
 	return sigkill(name, rec)
 }
 
+// Terminate stops a component with SIGTERM, as a rolling update or a node drain does, and waits
+// until it is gone (SIGKILL after grace).
+func (c *Cluster) Terminate(name string, grace time.Duration) error {
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = c.stopRecorded(name, grace)
+	return err
+}
+
+// PID is the process ID of a running component, 0 if it does not run.
+func (c *Cluster) PID(name string) int {
+	if rec := c.record(name); rec.alive() {
+		return rec.PID
+	}
+	return 0
+}
+
+// Alive reports whether a component's process runs.
+func (c *Cluster) Alive(name string) bool { return c.record(name).alive() }
+
 // Restart starts a component that does not run, as a kubelet restarts a crashed container: with
 // the binary and configuration Up prepared (the manager is not rebuilt), without waiting for it
 // to become healthy.
@@ -64,8 +87,25 @@ func (c *Cluster) Restart(name string) error {
 	if c.record(name).alive() {
 		return nil
 	}
+	// A killed process's listeners can outlive the moment it stops showing as alive by a little.
+	if err := waitPortsFree(comp, 10*time.Second); err != nil {
+		return err
+	}
 	_, err = c.startProcess(comp.name, comp.binary, comp.args, comp.env)
 	return err
+}
+
+func waitPortsFree(comp component, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, p := range comp.ports {
+		for !portFree(p) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: port %d on 127.0.0.1 is still in use %s after the process stopped", comp.name, p, timeout)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 // WaitHealthy waits until a component passes its health probe.

@@ -52,7 +52,7 @@ type component struct {
 
 // componentNames is the start order; down stops them in reverse.
 var componentNames = []string{
-	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "jobset", "gantry-manager", "kueue",
+	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "jobset", "gantry-manager", ManagerReplica, "kueue",
 }
 
 // pkiSet is the cluster's PKI: one CA for the control plane and JobSet, and one CA each for the

@@ -45,7 +45,7 @@ func hostPort(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 func (c *Cluster) components() []component {
 	return []component{
 		c.etcdComponent(), c.apiserverComponent(), c.controllerManagerComponent(), c.schedulerComponent(),
-		c.kwokComponent(), c.jobSetComponent(), c.gantryComponent(), c.kueueComponent(),
+		c.kwokComponent(), c.jobSetComponent(), c.gantryComponent(), c.gantryReplicaComponent(), c.kueueComponent(),
 	}
 }
 
@@ -183,7 +183,7 @@ func (c *Cluster) gantryComponent() component {
 			"--config", c.path("config", "gantry.yaml"),
 			"--webhook-cert-dir", c.path("certs", "gantry-manager"),
 		},
-		env:          append(c.controllerEnv(), c.ManagerEnv...),
+		env:          append(c.managerEnv(), c.ManagerEnv...),
 		probe:        probe{url: localURL("http", p.GantryHealth) + "/readyz"},
 		startTimeout: 120 * time.Second,
 		prepare:      c.prepareGantry,

@@ -109,7 +109,8 @@ type Settings struct {
 	// Kueue also runs the Kueue controller.
 	Kueue bool `json:"kueue"`
 	// Audit makes the apiserver write an audit log (logs/audit.log) of the writes to the objects
-	// Gantry owns: the reliability suite's record of who wrote what.
+	// Gantry owns and of every request of the manager (auditPolicy): the reliability suite's
+	// record of who wrote what, and the e2e suite's of which RBAC rules the manager uses.
 	Audit bool `json:"audit,omitempty"`
 }
 
@@ -130,7 +131,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// DefaultSettings are four nodes of eight GPUs and pods that run five seconds.
+// DefaultSettings are four nodes of eight GPUs and pods that run five seconds; no audit log
+// (the e2e and reliability suites turn it on: it grows without rotation).
 func DefaultSettings() Settings {
 	return Settings{
 		Ports:       DefaultPorts(),

@@ -17,13 +17,20 @@ limitations under the License.
 package localcluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,6 +38,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -39,19 +47,123 @@ const fieldOwner = "gantry-local-cluster"
 
 // writeKubeconfig writes the administrator kubeconfig: the cluster CA and a static token.
 func (c *Cluster) writeKubeconfig(caPEM []byte, token string) error {
+	return c.writeKubeconfigAs(c.Kubeconfig(), "gantry-local-admin", caPEM, token)
+}
+
+func (c *Cluster) writeKubeconfigAs(path, user string, caPEM []byte, token string) error {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["gantry-local"] = &clientcmdapi.Cluster{
 		Server:                   fmt.Sprintf("https://127.0.0.1:%d", c.Settings.Ports.APIServer),
 		CertificateAuthorityData: caPEM,
 	}
-	cfg.AuthInfos["gantry-local-admin"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["gantry-local"] = &clientcmdapi.Context{Cluster: "gantry-local", AuthInfo: "gantry-local-admin", Namespace: "default"}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["gantry-local"] = &clientcmdapi.Context{Cluster: "gantry-local", AuthInfo: user, Namespace: "default"}
 	cfg.CurrentContext = "gantry-local"
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(c.Kubeconfig(), data, 0o600)
+	return writeFileAtomic(path, data, 0o600)
+}
+
+// The Gantry manager runs as the ServiceAccount config/rbac ships, bound to exactly the roles
+// config/rbac ships: a rule the code needs and the install lacks fails here as it would in a
+// real cluster, and the audit log shows which rules the manager uses.
+const (
+	gantryServiceAccount = "kubeflow-trainer-controller-manager"
+	// ManagerNamespace is the manager's own namespace, its ServiceAccount's.
+	ManagerNamespace = gantryNamespace
+	// ManagerUser is the user the manager's requests are authenticated as.
+	ManagerUser = "system:serviceaccount:" + gantryNamespace + ":" + gantryServiceAccount
+)
+
+// managerGroups are the groups the apiserver gives a token of the manager's ServiceAccount.
+var managerGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + gantryNamespace, "system:authenticated"}
+
+// ManagerKubeconfig is the kubeconfig the manager runs with: a token of its ServiceAccount.
+func (c *Cluster) ManagerKubeconfig() string { return c.path("config", "gantry-manager.kubeconfig") }
+
+// managerEnv points the manager at the cluster as its ServiceAccount.
+func (c *Cluster) managerEnv() []string { return []string{"KUBECONFIG=" + c.ManagerKubeconfig()} }
+
+// installManagerIdentity applies config/rbac (the ServiceAccount, its roles and their bindings),
+// writes the manager's kubeconfig with a token of that ServiceAccount, and returns once the
+// apiserver's authorizer sees every binding: its cache lags the objects, and the manager's first
+// requests must not be refused.
+func (c *Cluster) installManagerIdentity(ctx context.Context, cl client.Client) error {
+	objs, err := c.kustomizeBuild(filepath.Join(c.Root, "config", "rbac"))
+	if err != nil {
+		return err
+	}
+	probes, err := managerRBACProbes(objs)
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, cl, objs...); err != nil {
+		return err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: gantryNamespace, Name: gantryServiceAccount}}
+	// A token as long-lived as the cluster's certificates; a new one is issued whenever the
+	// manager starts again.
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(certValidity.Seconds()))}}
+	if err := cl.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return fmt.Errorf("requesting a token of ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
+	}
+	if err := c.writeKubeconfigAs(c.ManagerKubeconfig(), gantryServiceAccount, c.pki.ca.CertPEM, tr.Status.Token); err != nil {
+		return err
+	}
+	return waitFor(ctx, time.Minute, "the manager's RBAC", func(ctx context.Context) error {
+		for _, attrs := range probes {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: ManagerUser, Groups: managerGroups, ResourceAttributes: &attrs,
+			}}
+			if err := cl.Create(ctx, sar); err != nil {
+				return err
+			}
+			if !sar.Status.Allowed {
+				return fmt.Errorf("%s may not %s %s/%s in %q yet", ManagerUser, attrs.Verb, attrs.Group, attrs.Resource, attrs.Namespace)
+			}
+		}
+		return nil
+	})
+}
+
+// managerRBACProbes checks that config/rbac binds the ServiceAccount the manager runs as, and
+// returns one request per role it grants, to tell when the authorizer has every binding.
+func managerRBACProbes(objs []*unstructured.Unstructured) ([]authorizationv1.ResourceAttributes, error) {
+	var probes []authorizationv1.ResourceAttributes
+	foundSA := false
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount":
+			foundSA = foundSA || (o.GetNamespace() == gantryNamespace && o.GetName() == gantryServiceAccount)
+		case "Role", "ClusterRole":
+			var role rbacv1.ClusterRole
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", o.GetKind(), objectName(o), err)
+			}
+			if len(role.Rules) == 0 {
+				continue
+			}
+			r := role.Rules[0]
+			if len(r.APIGroups) == 0 || len(r.Resources) == 0 || len(r.Verbs) == 0 {
+				return nil, fmt.Errorf("%s %s: the first rule names no resource", o.GetKind(), objectName(o))
+			}
+			resource, sub, _ := strings.Cut(r.Resources[0], "/")
+			attrs := authorizationv1.ResourceAttributes{
+				Namespace: cmp.Or(o.GetNamespace(), gantryNamespace), Verb: r.Verbs[0],
+				Group: r.APIGroups[0], Resource: resource, Subresource: sub,
+			}
+			if len(r.ResourceNames) > 0 {
+				attrs.Name = r.ResourceNames[0]
+			}
+			probes = append(probes, attrs)
+		}
+	}
+	if !foundSA {
+		return nil, fmt.Errorf("config/rbac has no ServiceAccount %s/%s, which the local cluster runs the manager as", gantryNamespace, gantryServiceAccount)
+	}
+	return probes, nil
 }
 
 // RESTConfig reaches the cluster as its administrator.

@@ -34,6 +34,7 @@ type auditEvent struct {
 	User    struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	UserAgent string `json:"userAgent"`
 	ObjectRef struct {
 		Resource    string `json:"resource"`
 		Namespace   string `json:"namespace"`
@@ -64,7 +65,8 @@ func auditSize() int64 {
 	return info.Size()
 }
 
-// readAudit returns the completed events of namespace ns written after offset.
+// readAudit returns the completed events of namespace ns (of every namespace when ns is "")
+// written after offset.
 func readAudit(offset int64, ns string) ([]auditEvent, error) {
 	f, err := os.Open(cluster.AuditLog())
 	if err != nil {
@@ -82,7 +84,7 @@ func readAudit(offset int64, ns string) ([]auditEvent, error) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("audit log: %w", err)
 		}
-		if e.Stage == "ResponseComplete" && e.ObjectRef.Namespace == ns {
+		if e.Stage == "ResponseComplete" && (ns == "" || e.ObjectRef.Namespace == ns) {
 			events = append(events, e)
 		}
 	}

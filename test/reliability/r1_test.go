@@ -25,10 +25,10 @@ import (
 	"github.com/gantry-ml/gantry/internal/faults"
 )
 
-// baseline runs the seed without faults and returns the final summaries I4 compares with.
-func baseline(t *testing.T, seed int64) map[string]summary {
+// baseline runs the jobs without faults and returns the final summaries I4 compares with.
+func baseline(t *testing.T, name string, seed int64, specs []jobSpec) map[string]summary {
 	t.Helper()
-	r := runScenario(t, "r1-base", seed, disruption{})
+	r := runScenario(t, name, seed, specs, disruption{})
 	vs, err := check(t.Context(), r, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,8 +51,8 @@ func baseline(t *testing.T, seed int64) map[string]summary {
 // TrainJobs are created; I1-I4 hold and every TrainJob finishes soon after the last kill.
 func TestR1KillChaos(t *testing.T) {
 	for _, seed := range cfg.seeds {
-		base := baseline(t, seed)
-		r := runScenario(t, "r1", seed, disruption{killEvery: true})
+		base := baseline(t, "r1-base", seed, plan(seed, cfg.jobs))
+		r := runScenario(t, "r1", seed, plan(seed, cfg.jobs), disruption{killEvery: true})
 		vs, err := check(t.Context(), r, base)
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +77,7 @@ func TestR1KillChaos(t *testing.T) {
 func TestR1RegressionGuard(t *testing.T) {
 	setFault(t, faults.RecreateJobSets)
 	for _, seed := range cfg.seeds {
-		r := runScenario(t, "r1-guard", seed, disruption{killEvery: true})
+		r := runScenario(t, "r1-guard", seed, plan(seed, cfg.jobs), disruption{killEvery: true})
 		vs, err := check(t.Context(), r, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +100,10 @@ func setFault(t *testing.T, fault string) {
 	restart := func(env []string) {
 		cluster.ManagerEnv = env
 		if err := cluster.Kill(manager); err != nil {
+			t.Fatal(err)
+		}
+		// Not the point here: the lease of a killed leader would hold the next one up to 15 s.
+		if err := deleteLease(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if err := cluster.Restart(manager); err != nil {

@@ -43,7 +43,7 @@ func TestR5WebhookOutage(t *testing.T) {
 	}
 	// Every other TrainJob sets a reserved torch variable: the validator refuses it.
 	job := func(i int) *trainer.TrainJob {
-		tj := jobSpec{name: fmt.Sprintf("job-%03d", i), nodes: 1}.trainJob(ns)
+		tj := jobSpec{name: fmt.Sprintf("job-%03d", i), runtime: runtimeName, nodes: 1}.trainJob(ns)
 		if i%2 == 1 {
 			tj.Spec.Trainer.Env = []corev1.EnvVar{{Name: "PET_NNODES", Value: "9"}}
 		}

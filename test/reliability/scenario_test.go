@@ -17,17 +17,23 @@ limitations under the License.
 package reliability
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +44,9 @@ import (
 
 const (
 	manager = "gantry-manager"
+	// The manager's leader election lease, as the local cluster configures it.
+	leaseNamespace = "kubeflow-system"
+	leaseName      = "trainer.kubeflow.org"
 	// simManager owns the runtime patch that sets the simulated pods' exit code.
 	simManager  = "reliability.gantry.dev/simulation"
 	simExitCode = "sim.gantry.dev/exit-code"
@@ -46,16 +55,18 @@ const (
 // jobSpec is one TrainJob of a seed's plan.
 type jobSpec struct {
 	name     string
+	runtime  string
 	nodes    int32
 	exitCode int
 }
 
-// plan is the seed's TrainJobs: one or two nodes, one in five failing.
+// plan is the seed's TrainJobs on the suite's torch runtime: one or two nodes, one in five
+// failing.
 func plan(seed int64, n int) []jobSpec {
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	jobs := make([]jobSpec, n)
 	for i := range jobs {
-		jobs[i] = jobSpec{name: fmt.Sprintf("job-%04d", i), nodes: int32(1 + r.IntN(2))}
+		jobs[i] = jobSpec{name: fmt.Sprintf("job-%04d", i), runtime: runtimeName, nodes: int32(1 + r.IntN(2))}
 		if r.IntN(5) == 0 {
 			jobs[i].exitCode = 3
 		}
@@ -67,7 +78,7 @@ func (j jobSpec) trainJob(ns string) *trainer.TrainJob {
 	tj := &trainer.TrainJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: j.name},
 		Spec: trainer.TrainJobSpec{
-			RuntimeRef: trainer.RuntimeRef{Name: runtimeName, Kind: ptr.To(trainer.ClusterTrainingRuntimeKind)},
+			RuntimeRef: trainer.RuntimeRef{Name: j.runtime, Kind: ptr.To(trainer.ClusterTrainingRuntimeKind)},
 			Trainer:    &trainer.Trainer{NumNodes: ptr.To(j.nodes)},
 		},
 	}
@@ -87,6 +98,13 @@ func (j jobSpec) trainJob(ns string) *trainer.TrainJob {
 type disruption struct {
 	// killEvery kills the manager with SIGKILL every 3-7 s (seeded) and restarts it at once.
 	killEvery bool
+	// restartCrashed restarts the manager whenever it has died (as a kubelet would, without the
+	// lease wait) until every TrainJob has finished: for a manager that crashes itself.
+	restartCrashed bool
+	// during runs while the TrainJobs are created, and says when the last disruption ended.
+	during func(ctx context.Context, t *testing.T) time.Time
+	// rate is the creates per second, cfg.rate when 0.
+	rate float64
 }
 
 // result is what a run leaves for the invariants.
@@ -97,15 +115,17 @@ type result struct {
 	history   *history
 	kills     int
 	lastKill  time.Time
+	// crashes counts the restarts of a manager that had died by itself.
+	crashes int
 	// converged is how long after the last kill (or the last create) the manager had caught up
 	// (waitConverged); finished, how long until every TrainJob had finished.
 	converged time.Duration
 	finished  time.Duration
 }
 
-// runScenario creates the seed's TrainJobs in a new namespace while the faults happen, then
-// waits until every TrainJob has finished.
-func runScenario(t *testing.T, name string, seed int64, f disruption) *result {
+// runScenario creates the TrainJobs in a new namespace while the faults happen, then waits
+// until every TrainJob has finished.
+func runScenario(t *testing.T, name string, seed int64, jobs []jobSpec, f disruption) *result {
 	t.Helper()
 	ctx := t.Context()
 	ns := fmt.Sprintf("%s-%d-%d", name, seed, time.Now().Unix()%100000)
@@ -118,24 +138,34 @@ func runScenario(t *testing.T, name string, seed int64, f disruption) *result {
 		t.Fatal(err)
 	}
 	res.history = h
-	jobs := plan(seed, cfg.jobs)
 
+	var crashes *supervisor
+	if f.restartCrashed {
+		crashes = supervise(ctx, t)
+		defer crashes.stop()
+	}
 	chaosCtx, stopChaos := context.WithCancel(ctx)
 	var chaos sync.WaitGroup
+	// A failing create ends the test at once: the disruptions end with it.
+	defer func() { stopChaos(); chaos.Wait() }()
 	if f.killEvery {
 		chaos.Go(func() { res.kills, res.lastKill = killLoop(chaosCtx, t, seed) })
 	}
+	if f.during != nil {
+		chaos.Go(func() { res.lastKill = f.during(chaosCtx, t) })
+	}
 	start := time.Now()
-	createAll(ctx, t, ns, jobs)
+	createAll(ctx, t, ns, jobs, cmp.Or(f.rate, cfg.rate))
 	if f.killEvery {
 		// The chaos lasts its full time even when the creates end first.
 		select {
 		case <-time.After(time.Until(start.Add(cfg.chaos))):
 		case <-ctx.Done():
 		}
+		stopChaos()
 	}
-	stopChaos()
 	chaos.Wait()
+	stopChaos()
 	if err := cluster.Restart(manager); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +175,67 @@ func runScenario(t *testing.T, name string, seed int64, f disruption) *result {
 	}
 	res.converged = waitConverged(ctx, t, ns, from)
 	res.finished = waitFinished(ctx, t, ns, len(jobs), from)
+	if crashes != nil {
+		res.crashes = crashes.stop()
+	}
 	return res
+}
+
+// supervisor restarts the manager whenever it has died, as a kubelet restarts a crashed
+// container.
+type supervisor struct {
+	cancel   context.CancelFunc
+	done     chan int
+	once     sync.Once
+	restarts int
+}
+
+// supervise starts a supervisor. The dead manager's lease is deleted before the restart: the
+// lease wait (up to 15 s) is what R3 measures; here it would only slow the crashes down.
+func supervise(ctx context.Context, t *testing.T) *supervisor {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &supervisor{cancel: cancel, done: make(chan int, 1)}
+	go func() {
+		restarts := 0
+		defer func() { s.done <- restarts }()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if cluster.Alive(manager) {
+				continue
+			}
+			// During a control-plane outage the lease cannot go: the restart then waits for it.
+			if err := deleteLease(ctx); err != nil {
+				t.Logf("the dead manager's lease stays: %v", err)
+			}
+			if err := cluster.Restart(manager); err != nil {
+				t.Errorf("restart: %v", err)
+				return
+			}
+			restarts++
+		}
+	}()
+	return s
+}
+
+// stop ends supervision and returns how many restarts it made.
+func (s *supervisor) stop() int {
+	s.once.Do(func() {
+		s.cancel()
+		s.restarts = <-s.done
+	})
+	return s.restarts
+}
+
+// deleteLease deletes the manager's leader election lease.
+func deleteLease(ctx context.Context) error {
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: leaseNamespace, Name: leaseName}}
+	return client.IgnoreNotFound(k8sClient.Delete(ctx, lease))
 }
 
 // waitConverged waits until the manager has caught up: every TrainJob has its JobSet, and every
@@ -195,11 +285,11 @@ func lagging(ctx context.Context, ns string) (int, error) {
 	return n, nil
 }
 
-// createAll creates the TrainJobs at cfg.rate a second. A create the webhook cannot answer
+// createAll creates the TrainJobs at rate a second. A create the webhook cannot answer
 // (the manager is down) is retried, as a client would; any other refusal fails the test.
-func createAll(ctx context.Context, t *testing.T, ns string, jobs []jobSpec) {
+func createAll(ctx context.Context, t *testing.T, ns string, jobs []jobSpec, rate float64) {
 	t.Helper()
-	tick := time.NewTicker(time.Duration(float64(time.Second) / cfg.rate))
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
 	for _, j := range jobs {
 		<-tick.C
@@ -209,17 +299,32 @@ func createAll(ctx context.Context, t *testing.T, ns string, jobs []jobSpec) {
 	}
 }
 
-// createRetrying creates obj, retrying for up to within while the webhook cannot be reached (the
-// manager is down, or its endpoint lags its readiness); it returns the final answer.
+// createRetrying creates obj, retrying for up to within while the answer is transient: the
+// webhook cannot be reached (the manager is down, or its endpoint lags its readiness) or the
+// apiserver cannot. A retry that finds the object already there means an earlier attempt stored
+// it and lost its answer: that is a success. It returns the final answer.
 func createRetrying(ctx context.Context, obj client.Object, within time.Duration) error {
 	deadline := time.Now().Add(within)
+	retried := false
 	for {
-		err := k8sClient.Create(ctx, obj)
-		if err == nil || !strings.Contains(err.Error(), "failed calling webhook") || time.Now().After(deadline) || ctx.Err() != nil {
+		err := k8sClient.Create(ctx, obj.DeepCopyObject().(client.Object))
+		if retried && apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if err == nil || !transient(err) || time.Now().After(deadline) || ctx.Err() != nil {
 			return err
 		}
+		retried = true
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// transient tells the errors a client retries: nothing was decided.
+func transient(err error) bool {
+	return strings.Contains(err.Error(), "failed calling webhook") || utilnet.IsConnectionRefused(err) ||
+		utilnet.IsConnectionReset(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || strings.Contains(err.Error(), "connection refused")
 }
 
 // killLoop kills and restarts the manager every 3-7 s until ctx ends.

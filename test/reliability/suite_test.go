@@ -65,12 +65,24 @@ type config struct {
 	converge time.Duration
 	// reports is where each scenario writes its report directory.
 	reports string
+	// r2Jobs TrainJobs run for each write point of R2, whose manager crashes after its r2After-th
+	// write there in each process life.
+	r2Jobs, r2After int
+	// r4Jobs TrainJobs are created across r4Cycles apiserver outages; r6Jobs under a throttled
+	// client; i5Jobs settle before the manager is watched for needless writes.
+	r4Jobs, r4Cycles, r6Jobs, i5Jobs int
+	// r3Jobs arrive at 200 a minute during r3Cycles leader failovers.
+	r3Jobs, r3Cycles int
+	// quiet is how long I5 watches a settled cluster for writes.
+	quiet time.Duration
 }
 
 func loadConfig() config {
-	c := config{mode: "quick", jobs: 60, rate: 10, chaos: 30 * time.Second, seeds: []int64{1}, converge: 30 * time.Second}
+	c := config{mode: "quick", jobs: 60, rate: 10, chaos: 30 * time.Second, seeds: []int64{1}, converge: 30 * time.Second,
+		r2Jobs: 10, r2After: 2, r4Jobs: 60, r4Cycles: 1, r6Jobs: 60, i5Jobs: 0, r3Jobs: 60, r3Cycles: 1, quiet: 30 * time.Second}
 	if os.Getenv("RELIABILITY_MODE") == "full" {
-		c = config{mode: "full", jobs: 500, rate: 25, chaos: 60 * time.Second, seeds: []int64{1, 2, 3}, converge: 30 * time.Second}
+		c = config{mode: "full", jobs: 500, rate: 25, chaos: 60 * time.Second, seeds: []int64{1, 2, 3}, converge: 30 * time.Second,
+			r2Jobs: 20, r2After: 1, r4Jobs: 300, r4Cycles: 3, r6Jobs: 300, i5Jobs: 1000, r3Jobs: 500, r3Cycles: 5, quiet: 60 * time.Second}
 	}
 	if n, err := strconv.Atoi(os.Getenv("RELIABILITY_JOBS")); err == nil && n > 0 {
 		c.jobs = n
@@ -157,8 +169,10 @@ func run(m *testing.M) (int, error) {
 	if k8sClient, err = client.NewWithWatch(restConfig, client.Options{Scheme: sch}); err != nil {
 		return 1, err
 	}
-	if err := client.IgnoreAlreadyExists(k8sClient.Create(ctx, suiteRuntime())); err != nil {
-		return 1, fmt.Errorf("creating the runtime %s: %w", runtimeName, err)
+	for _, rt := range []*trainer.ClusterTrainingRuntime{suiteRuntime(), gangRuntime()} {
+		if err := client.IgnoreAlreadyExists(k8sClient.Create(ctx, rt)); err != nil {
+			return 1, fmt.Errorf("creating the runtime %s: %w", rt.Name, err)
+		}
 	}
 	return m.Run(), nil
 }
