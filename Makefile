@@ -91,8 +91,9 @@ test-differential: ## Admit the fixtures and every single-field mutation of them
 
 FUZZTIME ?= 30s
 .PHONY: test-fuzz
-test-fuzz: ## Run each fuzz target for FUZZTIME (30s): the render pipeline, and the admission differential against Kubeflow Trainer v2.3.
+test-fuzz: ## Run each fuzz target for FUZZTIME (30s): the render pipeline, gantry render's input reading (any bytes), and the admission differential against Kubeflow Trainer v2.3.
 	go test -run '^$$' -fuzz '^FuzzPipeline$$' -fuzztime $(FUZZTIME) ./internal/render
+	go test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/render
 	cd test/differential && go test -run '^$$' -fuzz '^FuzzDifferential$$' -fuzztime $(FUZZTIME) .
 
 .PHONY: test-reliability-quick

@@ -160,12 +160,7 @@ func printValidation(ctx context.Context, rt *core.Runtime, in *render.Input, ou
 		_, _ = fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	for _, e := range errs {
-		if e.Field == "" || e.Field == "<nil>" {
-			// A rule on the whole object, such as the name format: its message names the field.
-			_, _ = fmt.Fprintf(out, "error: %s\n", e.ErrorBody())
-			continue
-		}
-		_, _ = fmt.Fprintf(out, "error: %s\n", e.Error())
+		_, _ = fmt.Fprintf(out, "error: %s\n", render.FormatError(e))
 	}
 	if len(errs) > 0 {
 		return 1

@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/yaml"
 )
 
@@ -48,7 +49,7 @@ type Schemas struct {
 type kindSchema struct {
 	namespaced bool
 	structural *structuralschema.Structural
-	validator  apiservervalidation.SchemaValidator
+	openapi    *spec.Schema
 	cel        *cel.Validator
 }
 
@@ -89,13 +90,13 @@ func newKindSchema(v1 *apiextensionsv1.JSONSchemaProps) (*kindSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	validator, _, err := apiservervalidation.NewSchemaValidator(internal)
+	_, openapi, err := apiservervalidation.NewSchemaValidator(internal)
 	if err != nil {
 		return nil, err
 	}
 	return &kindSchema{
 		structural: structural,
-		validator:  validator,
+		openapi:    openapi,
 		cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
 	}, nil
 }
@@ -121,7 +122,12 @@ func (s *Schemas) Default(gvk schema.GroupVersionKind, obj map[string]any) ([]st
 	return unknown, nil
 }
 
-// Validate checks obj against the OpenAPI schema and the CEL rules of its kind, as on create.
+// MaxErrors is the most errors Validate reports: past them it stops checking, which bounds its
+// time and memory whatever the object.
+const MaxErrors = 100
+
+// Validate checks obj against the OpenAPI schema and the CEL rules of its kind, as on create. When
+// it stops at MaxErrors, the last error says so: a TooMany error on no field.
 func (s *Schemas) Validate(ctx context.Context, gvk schema.GroupVersionKind, obj map[string]any) field.ErrorList {
 	ks, ok := s.kinds[gvk]
 	if !ok {
@@ -131,9 +137,15 @@ func (s *Schemas) Validate(ctx context.Context, gvk schema.GroupVersionKind, obj
 	// schema, embedded objects' metadata, list-map and list-set uniqueness, then the CEL rules.
 	u := &unstructured.Unstructured{Object: obj}
 	errs := apivalidation.ValidateObjectMetaAccessor(u, ks.namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj, ks.validator)...)
+	var truncated bool
+	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj, linearValidator{schema: ks.openapi, limit: MaxErrors, truncated: &truncated})...)
 	errs = append(errs, objectmeta.Validate(nil, obj, ks.structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, ks.structural, obj)...)
 	celErrs, _ := ks.cel.Validate(ctx, nil, ks.structural, obj, nil, celconfig.RuntimeCELCostBudget)
-	return append(errs, celErrs...)
+	errs = append(errs, celErrs...)
+	if truncated || len(errs) > MaxErrors {
+		errs = append(errs[:min(len(errs), MaxErrors)], &field.Error{Type: field.ErrorTypeTooMany, BadValue: field.OmitValueType{},
+			Detail: fmt.Sprintf("the checks stopped after %d errors", MaxErrors)})
+	}
+	return errs
 }

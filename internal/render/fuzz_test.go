@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/config/crd"
+	"github.com/gantry-ml/gantry/internal/crdschema"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
@@ -126,4 +129,49 @@ func renderPayloads(rt *core.Runtime, tj *trainer.TrainJob, ctr *trainer.Cluster
 		out = append(out, data)
 	}
 	return out, nil
+}
+
+// FuzzRead feeds arbitrary bytes to gantry render's pipeline: reading, validating and building
+// must return, never panic, whatever the input (issue 13). The seeds are the shipped examples and
+// runtimes and hostile shapes: aliases, deep nesting, invalid UTF-8, non-objects, huge numbers.
+func FuzzRead(f *testing.F) {
+	runtimeYAML, err := os.ReadFile("../../config/runtimes/torch-distributed.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	example, err := os.ReadFile("../../examples/01-torch-multi-node.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	job := "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\nspec:\n  runtimeRef: {name: torch-distributed}\n"
+	for _, seed := range []string{
+		string(example) + "---\n" + string(runtimeYAML),
+		job + "  trainer: {numNodes: 99999999999999999999}\n---\n" + string(runtimeYAML),
+		job + "  trainer: {command: &a [x, x]}\n  x: [*a, *a, *a]\n---\n" + string(runtimeYAML),
+		job + "  trainer: {command: " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "}\n",
+		job + "metadata: {annotations: {a: \"\xff\"}}\n",
+		"- a\n- b\n", "scalar\n", "---\n# only\n---\n", "{}\n---\n[]\n", `{"kind": "TrainJob", "apiVersion": "trainer.kubeflow.org/v1alpha1"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	schemas, err := crdschema.Load(crd.Bases)
+	if err != nil {
+		f.Fatal(err)
+	}
+	rt, err := NewRuntime()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := read([]Source{{Name: "fuzz", Data: bytes.NewReader(data)}}, schemas)
+		if err != nil {
+			return
+		}
+		Validate(context.Background(), rt, in)
+		if objs, err := Objects(context.Background(), rt, in); err == nil {
+			if err := WriteYAML(io.Discard, objs); err != nil {
+				t.Errorf("writing what was built: %v", err)
+			}
+		}
+	})
 }

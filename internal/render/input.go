@@ -23,6 +23,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,17 +32,52 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/config/crd"
 	"github.com/gantry-ml/gantry/internal/crdschema"
+	"github.com/gantry-ml/gantry/internal/manifest"
 )
 
 // DefaultNamespace is used for objects that name none, as kubectl would.
 const DefaultNamespace = "default"
+
+// Read's limits on its input, which bound gantry render's time and memory. A TrainJob and its
+// runtime are kilobytes and hold a few hundred values; each value costs up to about 13 KiB to
+// check, build and print, and each input byte about 150 bytes to parse.
+const (
+	// MaxInputBytes bounds all the sources together: the runtime's snapshot must fit a
+	// ConfigMap, which holds at most 1 MiB, and YAML aliases may not expand a document past it.
+	MaxInputBytes = 1 << 20
+	// MaxDocuments bounds the documents of all the sources, empty ones aside.
+	MaxDocuments = 1000
+	// MaxValues bounds the values (mappings, lists and scalars) of one document.
+	MaxValues = 20_000
+)
+
+var errInputTooLarge = fmt.Errorf("the input is over %d MiB, the most gantry render reads", MaxInputBytes>>20)
+
+// budgetReader fails once the sources sharing its budget have given more than MaxInputBytes, so
+// an endless standard input cannot fill the memory.
+type budgetReader struct {
+	r    io.Reader
+	left *int
+}
+
+func (b budgetReader) Read(p []byte) (int, error) {
+	if *b.left < 0 {
+		return 0, errInputTooLarge
+	}
+	n, err := b.r.Read(p[:min(len(p), *b.left+1)])
+	if *b.left -= n; *b.left < 0 {
+		return n, errInputTooLarge
+	}
+	return n, err
+}
 
 // Source is one input: a file name (or "-" for standard input) and its content.
 type Source struct {
@@ -98,10 +134,16 @@ func Read(sources []Source) (*Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded CRDs: %w", err)
 	}
+	return read(sources, schemas)
+}
+
+func read(sources []Source, schemas *crdschema.Schemas) (*Input, error) {
 	in := &Input{Schemas: schemas, StatusServerCA: PlaceholderCA}
 	var docs []*Document
+	budget, docsLeft := MaxInputBytes, MaxDocuments
 	for _, src := range sources {
-		d, err := decodeAll(src, schemas)
+		src.Data = budgetReader{r: src.Data, left: &budget}
+		d, err := decodeAll(src, schemas, &docsLeft)
 		if err != nil {
 			return nil, err
 		}
@@ -130,6 +172,10 @@ func Read(sources []Source) (*Input, error) {
 
 func (in *Input) pickRuntime(runtimes []*Document) error {
 	ref := in.TrainJob.Spec.RuntimeRef
+	if ref.Kind == nil || ref.APIGroup == nil || ref.Name == "" {
+		// The schema defaults kind and apiGroup only inside a runtimeRef.
+		return inputErrorf("%s: spec.runtimeRef: Required value: name the runtime the TrainJob runs on", in.TrainJobDocument.Where())
+	}
 	kind := *ref.Kind
 	if *ref.APIGroup != trainer.GroupVersion.Group || !kinds[kind] || kind == trainer.TrainJobKind {
 		return inputErrorf("%s: spec.runtimeRef: unsupported runtime: %s.%s", in.TrainJobDocument.Where(), kind, *ref.APIGroup)
@@ -156,7 +202,8 @@ func (in *Input) pickRuntime(runtimes []*Document) error {
 	return inputErrorf("%s: spec.runtimeRef: %s %q%s is not in the input: add its file with -f", in.TrainJobDocument.Where(), kind, ref.Name, where)
 }
 
-func decodeAll(src Source, schemas *crdschema.Schemas) ([]*Document, error) {
+// decodeAll decodes the documents of src; left counts down the documents the input may still have.
+func decodeAll(src Source, schemas *crdschema.Schemas, left *int) ([]*Document, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(src.Data))
 	var docs []*Document
 	for i := 0; ; i++ {
@@ -164,29 +211,28 @@ func decodeAll(src Source, schemas *crdschema.Schemas) ([]*Document, error) {
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
+		if errors.Is(err, errInputTooLarge) {
+			return nil, inputErrorf("%s: %v", src.Name, err)
+		}
 		if err != nil {
 			return nil, inputErrorf("%s: reading document %d: %v", src.Name, i+1, err)
 		}
-		if len(bytes.TrimSpace(raw)) == 0 {
+		if blank(raw) {
 			i--
 			continue
 		}
-		obj := &unstructured.Unstructured{}
-		// A key given twice is refused, as the apiserver's strict decoding does, instead of the
-		// last one silently winning; the strict decoder's numbers are all float64, so it only checks.
-		var strict any
-		if err := sigsyaml.UnmarshalStrict(raw, &strict); err != nil {
-			msg := strings.Join(strings.Fields(err.Error()), " ")
-			return nil, inputErrorf("%s: document %d: malformed YAML: %s", src.Name, i+1, msg)
+		if *left--; *left < 0 {
+			return nil, inputErrorf("%s: the input has over %d documents, the most gantry render reads", src.Name, MaxDocuments)
 		}
-		if err := utilyaml.Unmarshal(raw, &obj.Object); err != nil {
-			return nil, inputErrorf("%s: document %d: malformed YAML: %v", src.Name, i+1, err)
+		obj, err := decodeObject(raw)
+		if err != nil {
+			return nil, inputErrorf("%s: document %d%v", src.Name, i+1, err)
 		}
-		if len(obj.Object) == 0 {
+		if len(obj) == 0 {
 			i--
 			continue
 		}
-		d := &Document{Source: src.Name, Index: i, Object: obj}
+		d := &Document{Source: src.Name, Index: i, Object: &unstructured.Unstructured{Object: obj}}
 		if err := prepare(d, schemas); err != nil {
 			return nil, err
 		}
@@ -194,9 +240,79 @@ func decodeAll(src Source, schemas *crdschema.Schemas) ([]*Document, error) {
 	}
 }
 
+// blank reports whether doc holds only blank lines and comments, without parsing it.
+func blank(doc []byte) bool {
+	for line := range bytes.Lines(doc) {
+		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeObject decodes one document; its errors follow "document N".
+func decodeObject(raw []byte) (map[string]any, error) {
+	if err := manifest.CheckDocument(raw, MaxInputBytes); err != nil {
+		return nil, fmt.Errorf(": %w", err)
+	}
+	// Strict: a key given twice is refused, as the apiserver's strict decoding does, instead of
+	// the last one silently winning. Numbers stay int64 where they are integers.
+	var v any
+	if err := utilyaml.UnmarshalStrict(raw, &v); err != nil {
+		return nil, fmt.Errorf(": malformed YAML: %s", strings.Join(strings.Fields(err.Error()), " "))
+	}
+	if countValues(v, MaxValues) > MaxValues {
+		return nil, fmt.Errorf(" holds over %d values (mappings, lists and scalars), the most gantry render reads of one object", MaxValues)
+	}
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return v, nil
+	case []any:
+		return nil, errors.New(" is a list, not an object: want a mapping with apiVersion, kind and metadata")
+	default:
+		return nil, fmt.Errorf(" is a %s, not an object: want a mapping with apiVersion, kind and metadata", jsonType(v))
+	}
+}
+
+// countValues counts v's values, stopping past max.
+func countValues(v any, max int) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, item := range v {
+			if n += countValues(item, max-n); n > max {
+				return n
+			}
+		}
+	case []any:
+		for _, item := range v {
+			if n += countValues(item, max-n); n > max {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	default:
+		return "number"
+	}
+}
+
 // prepare checks the kind, sets the default namespace and applies the schema defaults.
 func prepare(d *Document, schemas *crdschema.Schemas) error {
 	gvk := d.Object.GroupVersionKind()
+	if gvk.Kind == "" {
+		return inputErrorf("%s: document %d has no kind: want TrainJob, TrainingRuntime or ClusterTrainingRuntime of %s", d.Source, d.Index+1, trainer.GroupVersion)
+	}
 	if gvk.Group != trainer.GroupVersion.Group || !kinds[gvk.Kind] {
 		return inputErrorf("%s: document %d: unknown kind %q (apiVersion %q): want TrainJob, TrainingRuntime or ClusterTrainingRuntime of %s",
 			d.Source, d.Index+1, gvk.Kind, d.Object.GetAPIVersion(), trainer.GroupVersion)
@@ -215,20 +331,63 @@ func prepare(d *Document, schemas *crdschema.Schemas) error {
 		return err
 	}
 	if len(unknown) > 0 {
-		return inputErrorf("%s: unknown field %q", d.Where(), strings.Join(unknown, `", "`))
+		return inputErrorf("%s: unknown field %s", d.Where(), quoteSome(unknown, maxListed))
 	}
 	return nil
 }
 
+// maxListed is the most unknown fields an error names.
+const maxListed = 10
+
+// quoteSome quotes the first max names and counts the others.
+func quoteSome(names []string, max int) string {
+	shown := make([]string, 0, min(len(names), max))
+	for _, n := range names[:min(len(names), max)] {
+		shown = append(shown, fmt.Sprintf("%q", n))
+	}
+	s := strings.Join(shown, ", ")
+	if len(names) > max {
+		s += fmt.Sprintf(" and %d more", len(names)-max)
+	}
+	return s
+}
+
 func (in *Input) toTyped(d *Document, into runtime.Object) error {
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(d.Object.Object, into, true); err != nil {
-		// The converter names the Go type, not the field ("unrecognized type: int32"); the
-		// schema names the field, as the apiserver would.
+	// Through JSON, as the controller reads objects: a number out of its field's range is refused
+	// (the unstructured converter would wrap 4294967297 to an int32 1).
+	data, err := json.Marshal(d.Object.Object)
+	if err == nil {
+		err = utiljson.Unmarshal(data, into)
+	}
+	if err != nil {
+		// The decoder names the Go type, not the field ("cannot unmarshal number into int32");
+		// the schema names the field, as the apiserver would.
 		if errs := in.Schemas.Validate(context.Background(), d.Object.GroupVersionKind(), d.Object.Object); len(errs) > 0 {
-			return inputErrorf("%s: %v", d.Where(), errs.ToAggregate())
+			return inputErrorf("%s: %s", d.Where(), joinErrors(errs))
 		}
 		return inputErrorf("%s: %v", d.Where(), err)
 	}
 	into.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(d.Object.GetAPIVersion(), d.Object.GetKind()))
 	return nil
+}
+
+// joinErrors writes the errors on one line. An error on the whole object (the name format, the
+// cut-off of crdschema.Validate) has no field: its message names what it is about.
+func joinErrors(errs field.ErrorList) string {
+	var b strings.Builder
+	for i, e := range errs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(FormatError(e))
+	}
+	return b.String()
+}
+
+// FormatError is the error's message, without a field when it has none.
+func FormatError(e *field.Error) string {
+	if e.Field == "" || e.Field == "<nil>" {
+		return e.ErrorBody()
+	}
+	return e.Error()
 }
