@@ -36,16 +36,16 @@ import (
 func TestI5QuietWhenSettled(t *testing.T) {
 	ctx := t.Context()
 	seed := cfg.seeds[0]
-	total := &trainer.TrainJobList{}
-	if err := k8sClient.List(ctx, total); err != nil {
-		t.Fatal(err)
-	}
+	// Earlier tests may leave TrainJobs still running (R5's last one, created after the outage).
+	total := waitAllSettled(t, 5*time.Minute)
 	// The scenarios before this one (this file sorts last) leave their TrainJobs: top them up.
 	if n := cfg.i5Jobs - len(total.Items); n > 0 {
 		runScenario(t, "i5", seed, plan(seed, n), disruption{})
-		if err := k8sClient.List(ctx, total); err != nil {
-			t.Fatal(err)
-		}
+		total = waitAllSettled(t, 5*time.Minute)
+	}
+	// And the manager has done what finishing asks of it (its finalizers on finished JobSets).
+	if depths, drained := waitQueuesDrained(t, time.Minute); !drained {
+		t.Fatalf("the manager's work queues did not drain: %v", depths)
 	}
 	// A start resyncs every object: the likeliest moment for a needless write.
 	events := writesAfter(t, cfg.quiet, func() {
@@ -73,6 +73,31 @@ func TestI5QuietWhenSettled(t *testing.T) {
 	t.Logf("I5 guard (%s): %d writes in 20 s", faults.WriteUnchangedStatus, len(guard))
 	if len(guard) == 0 {
 		t.Errorf("I5 did not catch a manager that patches unchanged statuses")
+	}
+}
+
+// waitAllSettled waits until every TrainJob of the cluster has finished, and returns them.
+func waitAllSettled(t *testing.T, within time.Duration) *trainer.TrainJobList {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		list := &trainer.TrainJobList{}
+		if err := k8sClient.List(t.Context(), list); err != nil {
+			t.Fatal(err)
+		}
+		running := 0
+		for i := range list.Items {
+			if terminal(list.Items[i].Status.Conditions) == "" {
+				running++
+			}
+		}
+		if running == 0 {
+			return list
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d TrainJobs still unfinished after %s", running, len(list.Items), within)
+		}
+		pause(t.Context(), 500*time.Millisecond)
 	}
 }
 
