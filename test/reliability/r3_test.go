@@ -33,11 +33,14 @@ import (
 	"github.com/gantry-ml/gantry/internal/localcluster"
 )
 
-// Takeover bounds: after SIGKILL the lease must expire (15 s) and the other replica's next try
-// (every 2 s) takes it; after SIGTERM the leader releases it and the next try takes it.
+// Takeover targets: after SIGKILL the lease must expire (15 s) and the other replica's next try
+// (every 2 s) takes it; after SIGTERM the leader releases it and the next try takes it. client-go
+// spaces a candidate's tries 2 s to 4.4 s apart (retry period, jitter factor 1.2), so one
+// takeover may exceed a target by up to jitterSlack; their median may not.
 const (
 	takeoverAfterKill = 17 * time.Second
 	takeoverAfterTerm = 3 * time.Second
+	jitterSlack       = 2400 * time.Millisecond
 	// r3Rate is R3's load: 200 TrainJobs a minute.
 	r3Rate = 200.0 / 60
 )
@@ -92,14 +95,23 @@ func TestR3LeaderFailover(t *testing.T) {
 	for _, v := range vs {
 		t.Error(v)
 	}
-	for _, d := range kills {
-		if d > takeoverAfterKill {
-			t.Errorf("a takeover after SIGKILL took %s, more than %s", d, takeoverAfterKill)
+	checkTakeovers(t, "SIGKILL", kills, takeoverAfterKill)
+	checkTakeovers(t, "SIGTERM", terms, takeoverAfterTerm)
+}
+
+// checkTakeovers holds each takeover to target plus the retry's jitter, and their median, when
+// there are three or more, to target.
+func checkTakeovers(t *testing.T, signal string, ds []time.Duration, target time.Duration) {
+	t.Helper()
+	for _, d := range ds {
+		if d > target+jitterSlack {
+			t.Errorf("a takeover after %s took %s, more than %s plus the retry's jitter (%s)", signal, d, target, jitterSlack)
 		}
 	}
-	for _, d := range terms {
-		if d > takeoverAfterTerm {
-			t.Errorf("a takeover after SIGTERM took %s, more than %s", d, takeoverAfterTerm)
+	if len(ds) >= 3 {
+		sorted := slices.Sorted(slices.Values(ds))
+		if m := sorted[len(sorted)/2]; m > target {
+			t.Errorf("the median takeover after %s took %s, more than %s", signal, m, target)
 		}
 	}
 }
