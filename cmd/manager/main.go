@@ -19,19 +19,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,6 +42,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	"github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/internal/util/reachable"
 	"github.com/gantry-ml/gantry/internal/version"
 	"github.com/gantry-ml/gantry/internal/webhook"
 )
@@ -148,7 +144,7 @@ func newManager(ctx context.Context, cfg *configapi.Configuration, opts ctrl.Opt
 		opts.NewClient = faults.NewClient
 	}
 	var mgr ctrl.Manager
-	err = untilReachable(ctx, func(context.Context) (err error) {
+	err = reachable.Until(ctx, ctrl.Log.WithName("setup"), func(context.Context) (err error) {
 		mgr, err = ctrl.NewManager(restConfig, opts)
 		return err
 	})
@@ -172,7 +168,7 @@ func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Con
 	if err != nil {
 		return nil, err
 	}
-	if err := untilReachable(ctx, func(ctx context.Context) error {
+	if err := reachable.Until(ctx, ctrl.Log.WithName("setup"), func(ctx context.Context) error {
 		return cert.EnsureSecret(ctx, direct, namespace, cfg.CertManagement.WebhookSecretName)
 	}); err != nil {
 		return nil, err
@@ -228,44 +224,9 @@ func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan st
 	return nil
 }
 
-// The back-off of untilReachable; variables for the unit test.
-var firstRetry, maxRetry = 500 * time.Millisecond, 10 * time.Second
-
-// untilReachable runs f until it succeeds or fails for a reason other than an unreachable or
-// overloaded apiserver (a refusal, or a mistake in the configuration, ends it at once). A manager started during a control-plane outage (an apiserver upgrade,
-// an etcd restart) then waits for it, instead of exiting into a crash loop.
-func untilReachable(ctx context.Context, f func(context.Context) error) error {
-	log := ctrl.Log.WithName("setup")
-	delay := firstRetry
-	for {
-		err := f(ctx)
-		if err == nil || !unreachable(err) {
-			return err
-		}
-		log.Info("Waiting for the apiserver", "error", err.Error(), "retryIn", delay)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w while waiting for the apiserver (last: %w)", ctx.Err(), err)
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, maxRetry)
-	}
-}
-
 // userAgent names this process in the apiserver's audit log: the pod (a pod's hostname) and the
 // process, so that the writes of two replicas, or of two lives of one, can be told apart.
 func userAgent() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("gantry-manager/%s (%s, pid %d)", version.String(), host, os.Getpid())
-}
-
-// unreachable tells the errors of an apiserver that is away or overloaded from its answers.
-func unreachable(err error) bool {
-	var netErr net.Error
-	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
-		(errors.As(err, &netErr) && netErr.Timeout()) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||
-		// Some callers flatten the error chain into text.
-		strings.Contains(err.Error(), "connection refused")
 }

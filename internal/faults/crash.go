@@ -31,6 +31,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
 // CrashAfterWritePrefix names the failpoint fault "crash-after-write=<point>:<n>": the manager
@@ -50,10 +52,6 @@ const (
 
 // Points are every write point, in the order a build writes them.
 var Points = []string{PointSnapshot, PointSecret, PointConfigMap, PointPodGroup, PointJobSet, PointStatus}
-
-// SnapshotSuffix ends the name of a runtime snapshot ConfigMap; kept here rather than imported
-// so that this package depends on nothing of Gantry's.
-const SnapshotSuffix = "-runtime-snapshot"
 
 // crashPoint is the parsed failpoint.
 type crashPoint struct {
@@ -142,7 +140,7 @@ func point(s *runtime.Scheme, obj runtime.Object, status bool) string {
 	case "PodGroup":
 		return PointPodGroup
 	case "ConfigMap":
-		if o, ok := obj.(client.Object); ok && strings.HasSuffix(o.GetName(), SnapshotSuffix) {
+		if o, ok := obj.(client.Object); ok && strings.HasSuffix(o.GetName(), core.SnapshotSuffix) {
 			return PointSnapshot
 		}
 		return PointConfigMap

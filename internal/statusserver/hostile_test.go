@@ -47,9 +47,9 @@ type testServer struct {
 	roots *x509.CertPool
 }
 
-func startTestServer(t *testing.T, opts Options) *testServer {
+// servingCertDir writes a serving certificate of a new test CA into a new directory.
+func servingCertDir(t *testing.T) (*utiltesting.TestCA, string) {
 	t.Helper()
-	ctrllog.SetLogger(logr.Discard()) // the certificate watcher logs through controller-runtime's root
 	ca, err := utiltesting.NewTestCA()
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +58,13 @@ func startTestServer(t *testing.T, opts Options) *testServer {
 	if _, err := ca.WriteServingCert(dir); err != nil {
 		t.Fatal(err)
 	}
+	return ca, dir
+}
+
+func startTestServer(t *testing.T, opts Options) *testServer {
+	t.Helper()
+	ctrllog.SetLogger(logr.Discard()) // the certificate watcher logs through controller-runtime's root
+	ca, dir := servingCertDir(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

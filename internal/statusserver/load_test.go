@@ -40,7 +40,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
 // TestHostileLoad runs the status server in a process of its own (so its memory is its own)
@@ -208,14 +207,7 @@ type loadServer struct {
 
 func startLoadServer(t *testing.T) *loadServer {
 	t.Helper()
-	ca, err := utiltesting.NewTestCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := ca.WriteServingCert(dir); err != nil {
-		t.Fatal(err)
-	}
+	ca, dir := servingCertDir(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLoadServerProcess$", "-test.v") //nolint:gosec // the test binary itself
 	cmd.Env = append(os.Environ(), loadChildEnv+"="+dir)
 	cmd.Stderr = os.Stderr

@@ -127,26 +127,9 @@ func TestServer(t *testing.T) {
 }
 
 func TestServerOffersHTTP1Only(t *testing.T) {
-	ca, err := utiltesting.NewTestCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := ca.WriteServingCert(dir); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Options{Listener: ln, CertDir: dir, Verifier: &fakeVerifier{}, Applier: &fakeApplier{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
-	go func() { _ = s.Start(ctx) }()
+	ts := startTestServer(t, Options{})
 	eventually(t, func() error {
-		conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}}) //nolint:gosec // only ALPN is checked
+		conn, err := tls.Dial("tcp", ts.addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}}) //nolint:gosec // only ALPN is checked
 		if err != nil {
 			return err
 		}

@@ -133,6 +133,9 @@ func checkJobSets(ctx context.Context, ns string, jobs map[string]*trainer.Train
 	return vs, nil
 }
 
+// writeVerbs are the audit verbs that change an object.
+var writeVerbs = []string{"create", "update", "patch", "delete"}
+
 // childResources are the objects Gantry creates for a TrainJob.
 var childResources = []string{"jobsets", "configmaps", "secrets", "podgroups"}
 

@@ -241,7 +241,7 @@ func checkOneWriter(events []auditEvent) []violation {
 	current := ""
 	for i := range events {
 		e := &events[i]
-		if !strings.HasPrefix(e.UserAgent, "gantry-manager/") || !slices.Contains([]string{"create", "update", "patch", "delete"}, e.Verb) {
+		if !strings.HasPrefix(e.UserAgent, "gantry-manager/") || !slices.Contains(writeVerbs, e.Verb) {
 			continue
 		}
 		if e.UserAgent == current {

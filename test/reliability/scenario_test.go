@@ -19,9 +19,7 @@ package reliability
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -33,13 +31,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/util/reachable"
 )
 
 const (
@@ -321,10 +319,7 @@ func createRetrying(ctx context.Context, obj client.Object, within time.Duration
 
 // transient tells the errors a client retries: nothing was decided.
 func transient(err error) bool {
-	return strings.Contains(err.Error(), "failed calling webhook") || utilnet.IsConnectionRefused(err) ||
-		utilnet.IsConnectionReset(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || strings.Contains(err.Error(), "connection refused")
+	return strings.Contains(err.Error(), "failed calling webhook") || reachable.Unreachable(err)
 }
 
 // killLoop kills and restarts the manager every 3-7 s until ctx ends.

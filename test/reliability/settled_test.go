@@ -22,10 +22,6 @@ import (
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/faults"
 )
@@ -123,7 +119,7 @@ func writesAfter(t *testing.T, window time.Duration, start func()) []auditEvent 
 func reconcileWrites(events []auditEvent) []auditEvent {
 	var out []auditEvent
 	for _, e := range events {
-		if slices.Contains([]string{"create", "update", "patch", "delete"}, e.Verb) && e.ObjectRef.Namespace != leaseNamespace &&
+		if slices.Contains(writeVerbs, e.Verb) && e.ObjectRef.Namespace != leaseNamespace &&
 			(e.ObjectRef.Resource == "trainjobs" || slices.Contains(childResources, e.ObjectRef.Resource)) {
 			out = append(out, e)
 		}
@@ -133,12 +129,9 @@ func reconcileWrites(events []auditEvent) []auditEvent {
 
 // waitLeader waits until a manager holds the leader election lease: its controllers run.
 func waitLeader(ctx context.Context, within time.Duration) error {
-	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}
 	deadline := time.Now().Add(within)
 	for {
-		err := k8sClient.Get(ctx, key, lease)
-		if err == nil && ptr.Deref(lease.Spec.HolderIdentity, "") != "" {
+		if h, err := leaseHolder(ctx); err == nil && h != "" {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package reachable
 
 import (
 	"context"
@@ -23,16 +23,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// TestUntilReachable: the manager's start waits out an unreachable or overloaded apiserver and
+// TestUntil: the manager's start waits out an unreachable or overloaded apiserver and
 // stops at once on an answer that waiting cannot change.
 var errMistake = errors.New("leader election namespace must be set")
 
-func TestUntilReachable(t *testing.T) {
+func TestUntil(t *testing.T) {
 	firstRetry, maxRetry = time.Millisecond, 4*time.Millisecond
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "cert", errors.New("no RBAC"))
 	cases := map[string]struct {
@@ -52,7 +53,7 @@ func TestUntilReachable(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			calls := 0
-			err := untilReachable(t.Context(), func(context.Context) error {
+			err := Until(t.Context(), logr.Discard(), func(context.Context) error {
 				calls++
 				return tc.answers[calls-1]
 			})
@@ -66,7 +67,7 @@ func TestUntilReachable(t *testing.T) {
 	}
 	t.Run("a cancelled start says why it waited", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
-		err := untilReachable(ctx, func(context.Context) error { cancel(); return syscall.ECONNREFUSED })
+		err := Until(ctx, logr.Discard(), func(context.Context) error { cancel(); return syscall.ECONNREFUSED })
 		if !errors.Is(err, syscall.ECONNREFUSED) || !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want the cancellation and the last error", err)
 		}
