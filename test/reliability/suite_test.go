@@ -30,6 +30,7 @@ package reliability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -141,7 +142,9 @@ func run(m *testing.M) (int, error) {
 		}
 	}
 	s := localcluster.DefaultSettings()
-	offset, err := localcluster.FreePortOffset(s.Ports, 30000, 100, 20)
+	// Below the kernel's ephemeral range (32768 and up): a port there can be taken by any
+	// outgoing connection between the check and the bind. The e2e suite's start at 20000.
+	offset, err := localcluster.FreePortOffset(s.Ports, 10000, 100, 20)
 	if err != nil {
 		return 1, err
 	}
@@ -154,7 +157,8 @@ func run(m *testing.M) (int, error) {
 	}
 	ctx := context.Background()
 	if err := cluster.Up(ctx); err != nil {
-		return 1, err
+		// What started before the failure would otherwise hold its ports for the next run.
+		return 1, errors.Join(err, cluster.Down())
 	}
 	if os.Getenv("RELIABILITY_KEEP_CLUSTER") != "1" {
 		defer func() { _ = cluster.Down() }()
