@@ -25,7 +25,7 @@ export KUBEBUILDER_ASSETS ?= $(BIN_DIR)
 UNIT_PKGS = $(shell go list ./... | grep -v '/test/')
 GO_TEST_FLAGS ?= -count=1
 
-CRD_OPTIONS := crd:generateEmbeddedObjectMeta=true,maxDescLen=128
+CRD_OPTIONS := crd:generateEmbeddedObjectMeta=true
 
 .PHONY: help
 help: ## Show this help.

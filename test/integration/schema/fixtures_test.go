@@ -18,6 +18,7 @@ package schema
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -90,6 +91,15 @@ var _ = ginkgo.Describe("Shipped runtimes and examples", func() {
 		gomega.Expect(out).To(gomega.ContainSubstring("numNodes"))
 		gomega.Expect(out).To(gomega.ContainSubstring("numNodes is the number of training nodes"))
 		gomega.Expect(out).To(gomega.ContainSubstring("resourcesPerNode"))
+	})
+
+	ginkgo.It("shows whole descriptions, not a 128-character cut", func() {
+		out, err := fwk.Kubectl("explain", "trainjob.spec.runtimePatches")
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		// kubectl wraps the text; compare it with the line breaks folded.
+		gomega.Expect(strings.Join(strings.Fields(out), " ")).To(gomega.ContainSubstring(
+			"They may change only while the TrainJob is suspended before or after the change, " +
+				"and never while a replicated job is active."))
 	})
 })
 
