@@ -86,7 +86,7 @@ test-unit: ## Run the unit tests.
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 
 .PHONY: test-differential
-test-differential: ## Admit the fixtures and every single-field mutation of them with Gantry's and Kubeflow Trainer v2.3's validation (test/differential, a module of its own).
+test-differential: envtest-assets ## Admit the fixtures and every single-field mutation of them with Gantry's and Kubeflow Trainer v2.3's validation, and send Kueue's TrainJob writes to the reference's CRDs and webhooks on an apiserver (test/differential, a module of its own).
 	cd test/differential && go test $(GO_TEST_FLAGS) ./...
 
 FUZZTIME ?= 30s

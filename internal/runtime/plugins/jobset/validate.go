@@ -158,15 +158,17 @@ func validatePatchChange(info *runtime.Info, old, tj *trainer.TrainJob) field.Er
 		return field.ErrorList{field.Forbidden(path,
 			"RuntimePatches can only be modified when the TrainJob is suspended before or after the update")}
 	}
+	// One error per active replicated job, in status order, as Kubeflow Trainer reports them.
+	var errs field.ErrorList
 	if info.Observed.JobSet != nil {
 		for _, s := range info.Observed.JobSet.Status.ReplicatedJobsStatus {
 			if s.Active > 0 {
-				return field.ErrorList{field.Forbidden(path,
-					fmt.Sprintf("RuntimePatches cannot be modified when the JobSet's ReplicatedJob %s is still active", s.Name))}
+				errs = append(errs, field.Forbidden(path,
+					fmt.Sprintf("RuntimePatches cannot be modified when the JobSet's ReplicatedJob %s is still active", s.Name)))
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
 // patchesEqual compares patches ignoring the admission timestamps.
