@@ -137,7 +137,7 @@ func setJobSetDeleted(status *trainer.TrainJobStatus, tj *trainer.TrainJob, now 
 		Type:               trainer.TrainJobFailed,
 		Status:             metav1.ConditionTrue,
 		Reason:             ReasonJobSetDeleted,
-		Message:            "the JobSet was deleted before it finished; Gantry does not start the training again (suspend and resume the TrainJob to run it anew)",
+		Message:            "the JobSet was deleted before it finished; Gantry does not start the training again, which would overwrite what it wrote (delete the TrainJob and create it again to run it anew)",
 		ObservedGeneration: tj.Generation,
 		LastTransitionTime: now,
 	})

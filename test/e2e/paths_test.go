@@ -158,9 +158,17 @@ var _ = ginkgo.Describe("The manager beyond running TrainJobs", func() {
 
 		failed := expectCondition(keyOf(tj), trainer.TrainJobFailed)
 		gomega.Expect(failed.Reason).To(gomega.Equal(controller.ReasonJobSetDeleted))
+		gomega.Expect(failed.Message).To(gomega.ContainSubstring("delete the TrainJob and create it again"))
 		gomega.Consistently(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, keyOf(tj), &jobsetv1alpha2.JobSet{}))
 		}, 3*time.Second).Should(gomega.BeTrue(), "JobSet built again")
+
+		// What the message says not to rely on: a suspend and resume does not run it again.
+		setSuspend(keyOf(tj), true)
+		setSuspend(keyOf(tj), false)
+		gomega.Consistently(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, keyOf(tj), &jobsetv1alpha2.JobSet{}))
+		}, 3*time.Second).Should(gomega.BeTrue(), "JobSet built again after a suspend and resume")
 	})
 
 	ginkgo.It("gives a coscheduling TrainJob a PodGroup sized for its pods as the cluster defaults them", func() {
