@@ -185,11 +185,6 @@ func (r *TrainJobReconciler) patchStatus(ctx context.Context, tj *trainer.TrainJ
 	if equality.Semantic.DeepEqual(&tj.Status, status) && !faults.Enabled(faults.WriteUnchangedStatus) {
 		return nil
 	}
-	// Kubeflow Trainer v2.3's schema refuses an empty status, and nothing Gantry observes is
-	// worth erasing what the TrainJob already says.
-	if equality.Semantic.DeepEqual(status, &trainer.TrainJobStatus{}) {
-		return nil
-	}
 	patched := tj.DeepCopy()
 	patched.Status = *status
 	if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(tj)); err != nil {

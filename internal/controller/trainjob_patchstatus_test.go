@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,9 +34,10 @@ import (
 )
 
 // TestPatchStatusNeverEmpties covers the write the apiserver would refuse: Kubeflow Trainer
-// v2.3's status schema requires at least one property, so a patch leaving `status: {}` fails on
-// every reconcile (and upstream may drop the rule, kubeflow/trainer#3944, so the apiserver is
-// not the place to rely on).
+// v2.3's status schema requires at least one property, so a patch leaving `status: {}` fails
+// (upstream may drop the rule, kubeflow/trainer#3944). A status with nothing left to say, such as
+// a build error cleared before the JobSet reports, is removed instead (`status: null`), which the
+// apiserver accepts.
 func TestPatchStatusNeverEmpties(t *testing.T) {
 	suspended := metav1.Condition{Type: "Suspended", Status: "True", Reason: "Suspended", Message: "TrainJob is suspended", LastTransitionTime: t0}
 	jobs := []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1), Ready: ptr.To[int32](0), Succeeded: ptr.To[int32](0),
@@ -52,8 +54,9 @@ func TestPatchStatusNeverEmpties(t *testing.T) {
 		"unchanged": {
 			before: trainer.TrainJobStatus{JobsStatus: jobs}, after: trainer.TrainJobStatus{JobsStatus: jobs},
 		},
-		"everything dropped: not written, as it would leave status {}": {
-			before: trainer.TrainJobStatus{JobsStatus: jobs},
+		"everything dropped: the status removed, not emptied": {
+			before:    trainer.TrainJobStatus{BuildError: &trainer.TrainJobBuildError{Message: "runtime not found", Time: t0}},
+			wantPatch: `{"status":null}`,
 		},
 		"one field dropped, one kept": {
 			before:    trainer.TrainJobStatus{JobsStatus: jobs, Conditions: []metav1.Condition{suspended}},
@@ -91,6 +94,11 @@ func TestPatchStatusNeverEmpties(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, patches); diff != "" {
 				t.Errorf("status patches (-want,+got):\n%s", diff)
+			}
+			for _, p := range patches {
+				if strings.Contains(p, `"status":{}`) {
+					t.Errorf("patch %s empties the status", p)
+				}
 			}
 		})
 	}
