@@ -137,6 +137,12 @@ func newManager(ctx context.Context, cfg *configapi.Configuration, opts ctrl.Opt
 	// Leader election gets a client of its own: behind the controllers' rate limiter, a busy
 	// manager's lease renewals would queue up until it lost the lease and exited.
 	opts.LeaderElectionConfig = rest.CopyConfig(restConfig)
+	if opts.LeaderElection {
+		if opts.LeaderElectionResourceLockInterface, err = leaderLock(opts.LeaderElectionConfig, opts); err != nil {
+			return nil, fmt.Errorf("the leader election lock: %w", err)
+		}
+		opts.LeaderElectionResourceLock = ""
+	}
 	if restConfig, err = faults.WrapRESTConfig(config.RESTConfig(cfg, restConfig)); err != nil {
 		return nil, err
 	}

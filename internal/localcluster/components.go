@@ -183,7 +183,8 @@ func (c *Cluster) gantryComponent() component {
 			"--config", c.path("config", "gantry.yaml"),
 			"--webhook-cert-dir", c.path("certs", "gantry-manager"),
 		},
-		env:          append(c.managerEnv(), c.ManagerEnv...),
+		// As the downward API would set it: the process restarted under this name is the same pod.
+		env:          append(c.managerEnv("gantry-manager"), c.ManagerEnv...),
 		probe:        probe{url: localURL("http", p.GantryHealth) + "/readyz"},
 		startTimeout: 120 * time.Second,
 		prepare:      c.prepareGantry,

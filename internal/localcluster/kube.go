@@ -84,7 +84,11 @@ var managerGroups = []string{"system:serviceaccounts", "system:serviceaccounts:"
 func (c *Cluster) ManagerKubeconfig() string { return c.path("config", "gantry-manager.kubeconfig") }
 
 // managerEnv points the manager at the cluster as its ServiceAccount.
-func (c *Cluster) managerEnv() []string { return []string{"KUBECONFIG=" + c.ManagerKubeconfig()} }
+// managerEnv is a manager process's environment; pod is the name it has as a pod (POD_NAME, its
+// leader election identity).
+func (c *Cluster) managerEnv(pod string) []string {
+	return []string{"KUBECONFIG=" + c.ManagerKubeconfig(), "POD_NAME=" + pod}
+}
 
 // installManagerIdentity applies config/rbac (the ServiceAccount, its roles and their bindings),
 // writes the manager's kubeconfig with a token of that ServiceAccount, and returns once the

@@ -46,7 +46,7 @@ func (c *Cluster) gantryReplicaComponent() component {
 			"--config", c.path("config", "gantry-2.yaml"),
 			"--webhook-cert-dir", c.path("certs", ManagerReplica),
 		},
-		env:          first.env,
+		env:          append(c.managerEnv(ManagerReplica), c.ManagerEnv...),
 		probe:        probe{url: localURL("http", health) + "/readyz"},
 		startTimeout: 120 * time.Second,
 	}
