@@ -43,6 +43,7 @@ manifests: controller-gen ## Generate the CRDs (config/crd/bases), the ClusterRo
 	$(CONTROLLER_GEN) rbac:roleName=kubeflow-trainer-controller-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 	hack/helm-files.sh
+	hack/testkit-files.sh
 
 .PHONY: fmt
 fmt: ## Run gofmt on the module.
@@ -79,7 +80,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration test-examples bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the downstream test kit example, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -110,6 +111,10 @@ test-reliability: ## The full reliability suite: R1 with 500 TrainJobs at 25/s f
 test-integration: envtest-assets kustomize helm helm-deps ## Run the envtest integration suites.
 	go test $(GO_TEST_FLAGS) ./test/integration/...
 
+.PHONY: test-examples
+test-examples: envtest-assets ## Run the downstream example module (examples/downstream-envtest): an envtest suite of its own that runs Gantry through pkg/testkit.
+	cd examples/downstream-envtest && go test $(GO_TEST_FLAGS) ./...
+
 .PHONY: verify
 verify: generate manifests helm-docs vet ## Regenerate everything, then fail if the tree changed or code is unformatted.
 	go mod tidy
@@ -127,16 +132,20 @@ helm-deps: ## Copy JobSet's chart from the sigs.k8s.io/jobset module go.mod pins
 	hack/helm-deps.sh
 
 .PHONY: helm-lint
-helm-lint: helm helm-deps ## helm lint --strict, with the default values and with everything enabled.
+helm-lint: helm helm-deps ## helm lint --strict, with the default values and with each charts/gantry/ci values file.
 	$(HELM) lint --strict $(CHART_DIR)
-	$(HELM) lint --strict $(CHART_DIR) -f $(CHART_DIR)/ci/all-enabled-values.yaml
+	for values in $(CHART_DIR)/ci/*.yaml; do $(HELM) lint --strict $(CHART_DIR) -f $$values; done
 
 .PHONY: helm-unittest
 helm-unittest: helm-unittest-bin helm-deps ## Run the chart's helm-unittest suites (charts/gantry/tests).
 	$(HELM_UNITTEST) --strict $(CHART_DIR)
 
+.PHONY: helm-package-test
+helm-package-test: helm helm-unittest-bin helm-deps ## Package the chart into a temporary directory, then lint it, refuse Kubeflow Trainer-shaped values and run helm-unittest on the package.
+	HELM=$(HELM) HELM_UNITTEST=$(HELM_UNITTEST) hack/helm-package-test.sh
+
 .PHONY: test-helm
-test-helm: helm-lint helm-unittest ## Lint the chart and run its unit tests (the dry-run apply is in test/integration/install).
+test-helm: helm-lint helm-unittest helm-package-test ## Lint the chart and run its unit tests, from the checkout and packaged (install from the package: test/integration/helm).
 
 .PHONY: helm-docs
 helm-docs: helm-docs-bin ## Generate charts/gantry/README.md from values.yaml; fails on an undocumented value.

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Copies JobSet's own Helm chart, shipped in the sigs.k8s.io/jobset module at the version go.mod
 # pins, into charts/gantry/charts/jobset: the subchart behind the chart's jobset.install value.
+# This is the offline path; online, `helm dependency build charts/gantry` pulls the same chart
+# from the repository Chart.yaml names.
 # The copy is a build input, never committed (it is JobSet's code) and never edited; every make
 # target that renders or packages the chart runs this first. It fails when the chart's
 # dependency pin or its JobSet image tag no longer match the module version.
@@ -33,6 +35,8 @@ image_tag=$(awk '/^jobset:$/ {f=1; next} f && /^[^ #]/ {f=0} f && /^    tag:/ {p
 
 dst="$CHART/charts/jobset"
 stamp="$CHART/charts/.jobset.version"
+# An archive `helm dependency build` fetched is the same chart; with both, Helm would load two.
+rm -f "$CHART"/charts/jobset-*.tgz
 if [ -d "$dst" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then
   exit 0
 fi

@@ -97,3 +97,16 @@ app.kubernetes.io/component: manager
 {{- end }}
 {{- $p }}
 {{- end }}
+
+{{/*
+certRotation is "true" when the manager issues and rotates the webhook certificate itself: its
+certManagement is on and cert-manager does not issue the certificate instead. It decides the
+Configuration's certManagement.enable, the placeholder Secret and the RBAC the rotator needs.
+*/}}
+{{- define "gantry.certRotation" -}}
+{{- if and .Values.manager.config.certManagement.enable (not .Values.certManager.enabled) }}true{{ end }}
+{{- end }}
+
+{{- define "gantry.certificateName" -}}
+{{- include "gantry.prefix" . }}-webhook-cert
+{{- end }}

@@ -41,6 +41,10 @@ type rendered struct {
 	service    corev1.Service
 	secrets    []string
 	webhooks   []admissionv1.WebhookClientConfig
+	// certificates are the cert-manager Certificates: their Secret and DNS names.
+	certificates map[string][]string
+	// injectCA are the webhook configurations' cainjector annotations.
+	injectCA []string
 }
 
 func render(args ...string) rendered {
@@ -70,7 +74,17 @@ func renderIn(ns string, args ...string) rendered {
 			fromUnstructured(o, &r.service)
 		case "Secret":
 			r.secrets = append(r.secrets, o.GetName())
+		case "Certificate":
+			secret, _, _ := unstructured.NestedString(o.Object, "spec", "secretName")
+			dnsNames, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "dnsNames")
+			if r.certificates == nil {
+				r.certificates = map[string][]string{}
+			}
+			r.certificates[secret] = dnsNames
 		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			if ca, ok := o.GetAnnotations()["cert-manager.io/inject-ca-from"]; ok {
+				r.injectCA = append(r.injectCA, ca)
+			}
 			var whc admissionv1.ValidatingWebhookConfiguration // both kinds share the webhooks' clientConfig shape
 			fromUnstructured(o, &whc)
 			for _, w := range whc.Webhooks {
@@ -161,6 +175,20 @@ var _ = ginkgo.Describe("The chart's manager Configuration", func() {
 		gomega.Expect(r.cfg.FeatureGates).To(gomega.Equal(map[string]bool{"TrainJobStatus": true}))
 		gomega.Expect(r.cfg.TLS.MinVersion).To(gomega.Equal("1.3"))
 		gomega.Expect(r.cfg.Controller.GroupKindConcurrency).To(gomega.HaveKeyWithValue("TrainJob.trainer.kubeflow.org", int32(20)))
+	})
+
+	ginkgo.It("hands the certificate to cert-manager: the Secret it issues is the one the manager mounts and reads", func() {
+		r := render("--set", "certManager.enabled=true", "--set", "manager.config.certManagement.webhookSecretName=trainer-certs")
+		expectAgreement(r)
+		gomega.Expect(*r.cfg.CertManagement.Enable).To(gomega.BeFalse(), "the manager's own rotation is off")
+		gomega.Expect(r.secrets).To(gomega.BeEmpty(), "cert-manager creates the Secret")
+		service := r.cfg.CertManagement.WebhookServiceName + ".ml-system.svc"
+		gomega.Expect(r.certificates).To(gomega.Equal(map[string][]string{
+			"trainer-certs": {service, service + ".cluster.local"},
+		}))
+		gomega.Expect(r.injectCA).To(gomega.Equal([]string{
+			"ml-system/kubeflow-trainer-webhook-cert", "ml-system/kubeflow-trainer-webhook-cert",
+		}), "both webhook configurations")
 	})
 
 	ginkgo.It("means what the kustomize install's Configuration means", func() {

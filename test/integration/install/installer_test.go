@@ -79,12 +79,23 @@ var _ = ginkgo.Describe("The chart's runtime installer", ginkgo.Ordered, func() 
 	})
 
 	ginkgo.It("prunes everything on an upgrade that disables every runtime", func() {
-		objs, err := util.HelmTemplate("kubeflow-system", "--is-upgrade")
+		// Rendered against the API server: the chart looks up the runtimes this release installed
+		// to decide whether the installer has anything to prune.
+		objs, err := util.HelmTemplate("kubeflow-system", "--is-upgrade", "--dry-run=server", "--kubeconfig", installer.Kubeconfig)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		job := renderedHook(objs, "post-install,post-upgrade")
 		installer.Run(job.Spec.Template.Spec, renderedConfigMaps(objs))
 		gomega.Expect(installer.RuntimeNames(ctx, framework.ReleaseRuntimes)).To(gomega.BeEmpty())
 		gomega.Expect(runtimeExists("site-torch")).To(gomega.BeTrue())
+	})
+
+	ginkgo.It("renders no installer on an upgrade with nothing to prune", func() {
+		// Another release's runtime and a hand-applied one are still there: neither is this
+		// release's, so there is nothing for a hook Job to do, and none holds helm upgrade.
+		gomega.Expect(runtimeExists("other-release-torch")).To(gomega.BeTrue())
+		objs, err := util.HelmTemplate("kubeflow-system", "--is-upgrade", "--dry-run=server", "--kubeconfig", installer.Kubeconfig)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(kinds(objs)).NotTo(gomega.HaveKey("Job"))
 	})
 
 	ginkgo.It("removes the runtimes it installed on uninstall", func() {

@@ -88,5 +88,7 @@ var _ = ginkgo.Describe("The public ConfigMap the Python SDK reads", func() {
 			gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "listing ConfigMaps: %v", err)
 		}
 		gomega.Expect(versions[0]).To(gomega.Equal(versions[1]), "config/public and the chart's gantry.dev/kubeflow-trainer-version")
+		// Kubeflow Trainer writes its release as a tag (v2.3.0), in its chart and its manifests.
+		gomega.Expect(versions[0]).To(gomega.MatchRegexp(`^v\d+\.\d+\.\d+$`))
 	})
 })

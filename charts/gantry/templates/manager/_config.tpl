@@ -1,7 +1,8 @@
 {{/*
 The manager's Configuration, from manager.config. Most keys pass through as written (the manager
 decodes strictly, so a misspelt key stops it with "invalid configuration: ..."); the chart maps
-the short concurrency keys to GroupKinds and fills the names and the namespace it derives.
+the short concurrency keys to GroupKinds, fills the names and the namespace it derives, and turns
+the manager's own certificate rotation off when cert-manager issues the certificate.
 */}}
 {{- define "gantry.config" -}}
 {{- $c := deepCopy .Values.manager.config }}
@@ -14,6 +15,7 @@ the short concurrency keys to GroupKinds and fills the names and the namespace i
 {{- end }}
 {{- $_ := set $c "controller" (dict "groupKindConcurrency" $concurrency) }}
 {{- $cert := $c.certManagement | default dict }}
+{{- $_ := set $cert "enable" (eq (include "gantry.certRotation" .) "true") }}
 {{- $_ := set $cert "webhookServiceName" (include "gantry.serviceName" .) }}
 {{- $_ := set $cert "webhookSecretName" (include "gantry.webhookSecretName" .) }}
 {{- $_ := set $c "certManagement" $cert }}

@@ -1,8 +1,9 @@
 {{/*
 The shipped ClusterTrainingRuntimes are files/runtimes/*.yaml, copies of config/runtimes that
 `make manifests` writes. Each file has one toggle under .Values.runtimes (a key path) and the
-values key whose `image` overrides its `node` containers' image. A file without a toggle, or a
-toggle without a file, fails the render, so the two cannot drift apart.
+values key whose `image` overrides its `node` containers' image; runtimes.imageRegistry moves
+every shipped image to another registry first. A file without a toggle, or a toggle without a
+file, fails the render, so the two cannot drift apart.
 */}}
 {{- define "gantry.runtimeToggles" -}}
 torch-distributed.yaml: {toggle: torchDistributed, image: torchDistributed}
@@ -56,6 +57,15 @@ app.kubernetes.io/instance={{ .Release.Name }},app.kubernetes.io/managed-by=gant
 {{- if $enabled }}
 {{- $obj := fromYaml ($.Files.Get $path) }}
 {{- $_ := set $obj.metadata "labels" (fromYaml (include "gantry.runtimeLabels" (dict "root" $ "file" $obj.metadata.labels))) }}
+{{- with $.Values.runtimes.imageRegistry }}
+{{- $registry := . }}
+{{- range $rj := $obj.spec.template.spec.replicatedJobs }}
+{{- $pod := $rj.template.spec.template.spec }}
+{{- range $c := concat ($pod.initContainers | default list) ($pod.containers | default list) }}
+{{- $_ := set $c "image" (include "gantry.withRegistry" (dict "image" $c.image "registry" $registry)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- with (get $.Values.runtimes $t.image).image }}
 {{- $image := . }}
 {{- range $rj := $obj.spec.template.spec.replicatedJobs }}
@@ -73,11 +83,51 @@ app.kubernetes.io/instance={{ .Release.Name }},app.kubernetes.io/managed-by=gant
 {{- end }}
 
 {{/*
-The installer runs on install when a runtime is enabled, and on every upgrade, so an upgrade that
-disables the last runtime still removes it. The uninstall cleanup exists when runtimes may exist.
+gantry.withRegistry moves an image reference (dict "image" "registry") to another registry,
+keeping its path and tag: ghcr.io/kubeflow/trainer/x:v1 -> <registry>/kubeflow/trainer/x:v1, and
+a Docker Hub name, pytorch/pytorch:2 or busybox, to <registry>/pytorch/pytorch:2 or
+<registry>/library/busybox, the paths a Docker Hub mirror serves them under.
+*/}}
+{{- define "gantry.withRegistry" -}}
+{{- $parts := splitList "/" .image }}
+{{- $first := first $parts }}
+{{- $path := .image }}
+{{- if eq (len $parts) 1 }}
+{{- $path = printf "library/%s" .image }}
+{{- else if or (contains "." $first) (contains ":" $first) (eq $first "localhost") }}
+{{- $path = rest $parts | join "/" }}
+{{- end }}
+{{- printf "%s/%s" (trimSuffix "/" .registry) $path }}
+{{- end }}
+
+{{/*
+gantry.installedRuntimes is "true" when the cluster holds runtimes this release's installer put
+there. It asks the API server, so it is always empty under `helm template`; the CRD is looked up
+first because a lookup of a kind the API server does not serve fails the whole render.
+*/}}
+{{- define "gantry.installedRuntimes" -}}
+{{- if lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "clustertrainingruntimes.trainer.kubeflow.org" }}
+{{- $found := false }}
+{{- range (lookup "trainer.kubeflow.org/v1alpha1" "ClusterTrainingRuntime" "" "").items }}
+{{- $l := .metadata.labels | default dict }}
+{{- if and (eq (get $l "app.kubernetes.io/instance") $.Release.Name) (eq (get $l "app.kubernetes.io/managed-by") "gantry-runtime-installer") }}
+{{- $found = true }}
+{{- end }}
+{{- end }}
+{{- if $found }}true{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The installer runs when a runtime is enabled, and on an upgrade that leaves runtimes it installed
+to prune. Otherwise no hook Job exists, so an install or upgrade never waits on one (a hook Job
+that cannot pull its image would hold `helm install` until its timeout). The uninstall cleanup
+exists when runtimes were enabled.
 */}}
 {{- define "gantry.runtimeInstaller" -}}
-{{- if or .Release.IsUpgrade (ne (include "gantry.enabledRuntimes" .) "{}") }}true{{ end }}
+{{- if ne (include "gantry.enabledRuntimes" .) "{}" }}true
+{{- else if and .Release.IsUpgrade (include "gantry.installedRuntimes" .) }}true
+{{- end }}
 {{- end }}
 
 {{/* The pod spec both installer Jobs share; .args are the gantry arguments. */}}
