@@ -17,63 +17,25 @@ limitations under the License.
 package framework
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/gantry-ml/gantry/test/util"
+	"github.com/gantry-ml/gantry/pkg/testkit"
 )
 
 // WebhookInstallOptions installs the webhook configurations exactly as config/webhook builds them
-// (names, object selectors); envtest points them at the test's webhook server.
+// (names, object selectors); envtest points them at the test's webhook server. They are the test
+// kit's copies, which `make manifests` writes and `make verify` keeps current.
 func WebhookInstallOptions() (envtest.WebhookInstallOptions, error) {
-	data, err := util.Kustomize("config/webhook")
-	if err != nil {
-		return envtest.WebhookInstallOptions{}, err
-	}
-	opts := envtest.WebhookInstallOptions{}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return opts, nil
-		}
-		if err != nil {
-			return opts, err
-		}
-		var meta metav1.TypeMeta
-		if err := utilyaml.Unmarshal(doc, &meta); err != nil {
-			return opts, err
-		}
-		switch meta.Kind {
-		case "MutatingWebhookConfiguration":
-			m := &admissionv1.MutatingWebhookConfiguration{}
-			if err := utilyaml.Unmarshal(doc, m); err != nil {
-				return opts, err
-			}
-			opts.MutatingWebhooks = append(opts.MutatingWebhooks, m)
-		case "ValidatingWebhookConfiguration":
-			v := &admissionv1.ValidatingWebhookConfiguration{}
-			if err := utilyaml.Unmarshal(doc, v); err != nil {
-				return opts, err
-			}
-			opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, v)
-		}
-	}
+	return testkit.WebhookInstallOptions()
 }
 
 // webhookServer serves on the address and certificates envtest registered.
