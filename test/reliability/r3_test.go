@@ -33,10 +33,11 @@ import (
 	"github.com/gantry-ml/gantry/internal/localcluster"
 )
 
-// Takeover targets: after SIGKILL the lease must expire (15 s) and the other replica's next try
-// (every 2 s) takes it; after SIGTERM the leader releases it and the next try takes it. client-go
-// spaces a candidate's tries 2 s to 4.4 s apart (retry period, jitter factor 1.2), so one
-// takeover may exceed a target by up to jitterSlack; their median may not.
+// Takeover targets: after SIGKILL the lease must expire (15 s after the other replica last saw it
+// renewed) and that replica's next try takes it; after SIGTERM the leader releases it and the
+// next try takes it. client-go spaces a candidate's tries 1 to 2.2 s apart (Gantry's 1 s retry
+// period, jitter factor 1.2), and both the last sighting and the next try fall somewhere in such
+// a gap, so one takeover may exceed a target by up to jitterSlack; their median may not.
 const (
 	takeoverAfterKill = 17 * time.Second
 	takeoverAfterTerm = 3 * time.Second

@@ -45,7 +45,7 @@ func defaulted() Configuration {
 			ResourceName:  "trainer.kubeflow.org",
 			LeaseDuration: metav1.Duration{Duration: 15 * time.Second},
 			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
-			RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
+			RetryPeriod:   metav1.Duration{Duration: 1 * time.Second},
 		},
 		Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{"TrainJob.trainer.kubeflow.org": 40}},
 		CertManagement: &CertManagement{
