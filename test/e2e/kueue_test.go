@@ -107,13 +107,16 @@ func (w *suspendWatch) onAdd(p *corev1.Pod) {
 	}
 }
 
-// maxRunning is the most TrainJobs that held nodes at once over the recorded run.
+// maxRunning is the most TrainJobs that held nodes at once over the recorded run. A terminating
+// pod does not count: a preempted Job stops counting it as active at once, Kueue takes the quota
+// back when the TrainJob's Jobs report nothing active, and the next job's pods may then start
+// while the stopped ones are still going away (slower on a loaded machine).
 func maxRunning(rec *podRecorder) int {
 	most := 0
 	rec.replay(func(_ podEvent, pods map[string]*corev1.Pod) {
 		running := map[string]bool{}
 		for _, p := range pods {
-			if active(p) {
+			if active(p) && p.DeletionTimestamp == nil {
 				running[p.Labels[jobSetNameKey]] = true
 			}
 		}
