@@ -34,6 +34,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -76,21 +77,9 @@ func Load() (*Cases, error) {
 
 // Object returns a copy of an object of the file in namespace ns.
 func Object(obj map[string]any, ns string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: runtimeDeepCopy(obj)}
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
 	u.SetNamespace(ns)
 	return u
-}
-
-func runtimeDeepCopy(obj map[string]any) map[string]any {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		panic(err)
-	}
-	out := map[string]any{}
-	if err := json.Unmarshal(data, &out); err != nil {
-		panic(err)
-	}
-	return out
 }
 
 // Send makes one write step on the TrainJob key and returns the apiserver's answer; with
@@ -127,7 +116,7 @@ func (s Step) Send(ctx context.Context, c client.Client, key types.NamespacedNam
 		}
 		return c.Update(ctx, updated, updateOpts...)
 	case s.MergePatch != nil:
-		patch := runtimeDeepCopy(s.MergePatch)
+		patch := runtime.DeepCopyJSON(s.MergePatch)
 		// Kueue's strict patches carry the resourceVersion they were computed from.
 		patch["metadata"] = map[string]any{"resourceVersion": current.GetResourceVersion()}
 		data, err := json.Marshal(patch)
