@@ -14,48 +14,47 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command gantry is Gantry's command-line tool.
+// Command gantry is Gantry's command-line tool, also installed as the kubectl plugin
+// kubectl-gantry: the practitioner's verbs (internal/cli), render and the runtime installer.
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
-	"github.com/gantry-ml/gantry/internal/version"
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-ml/gantry/internal/cli"
 )
-
-const usage = `gantry: tools for the Gantry TrainJob operator
-
-Usage:
-  gantry render     print the objects the controller would apply for a TrainJob
-  gantry runtimes   install or uninstall the shipped runtimes (the Helm chart's installer)
-  gantry version    print the version
-`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run executes one subcommand and returns the process exit code: 0 on success, 2 on bad usage.
+// run executes one command line and returns the process exit code (see `gantry --help`).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		_, _ = fmt.Fprint(stderr, usage)
-		return 2
+	o := cli.NewOptions(stdin, stdout, stderr)
+	root := cli.NewRootCommand(o)
+	root.AddCommand(&cobra.Command{
+		Use:                "render -f FILE [-f FILE ...]",
+		Short:              "Print the objects the controller would apply for a TrainJob, offline",
+		GroupID:            cli.OtherGroup,
+		DisableFlagParsing: true, // render parses its own flags, --help included
+		RunE: func(_ *cobra.Command, args []string) error {
+			return cli.Quiet(runRender(args, stdin, stdout, stderr))
+		},
+	})
+	if rt, _, err := root.Find([]string{"runtimes"}); err == nil {
+		for _, verb := range []string{"install", "uninstall"} {
+			rt.AddCommand(&cobra.Command{
+				Use:                verb + " --selector LABELS ...",
+				Short:              "The Helm chart's runtime installer: " + verb + " the shipped ClusterTrainingRuntimes",
+				DisableFlagParsing: true,
+				RunE: func(_ *cobra.Command, args []string) error {
+					return cli.Quiet(runRuntimes(append([]string{verb}, args...), stdout, stderr))
+				},
+			})
+		}
 	}
-	switch args[0] {
-	case "render":
-		return runRender(args[1:], stdin, stdout, stderr)
-	case "runtimes":
-		return runRuntimes(args[1:], stdout, stderr)
-	case "version":
-		_, _ = fmt.Fprintln(stdout, version.String())
-		return 0
-	case "help", "-h", "--help":
-		_, _ = fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		_, _ = fmt.Fprintf(stderr, "gantry: unknown command %q\n\n%s", args[0], usage)
-		return 2
-	}
+	return cli.Execute(o, root, args)
 }

@@ -28,7 +28,7 @@ import (
 // +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
-// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:resource:scope=Cluster,shortName=ctr
 type ClusterTrainingRuntime struct {
 	metav1.TypeMeta `json:",inline"`
 
@@ -58,6 +58,7 @@ type ClusterTrainingRuntimeList struct {
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
+// +kubebuilder:resource:shortName=tr;trt
 type TrainingRuntime struct {
 	metav1.TypeMeta `json:",inline"`
 

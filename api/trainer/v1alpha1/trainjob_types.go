@@ -25,19 +25,29 @@ import (
 // fills in what differs per job (image, command, nodes, resources, data and model locations).
 //
 // The State column lists only conditions that are true: Kubeflow Trainer shows the last
-// condition's type, so a resumed, running job reads "Suspended". Progress (percent) and ETA
-// (seconds) are what the training code last reported to the status server; empty until it does.
+// condition's type, so a resumed, running job reads "Suspended". State is empty while a job is
+// created, pending or running; Active, Ready and Failed tell those apart. They come from
+// status.jobsStatus of the replicated job "node", the training nodes (with MPI, the launcher's
+// workers), and count Jobs, not pods: a torch "node" is one Job of numNodes pods. Progress
+// (percent) and ETA (seconds) are what the training code last reported to the status server;
+// empty until it does. Message (-o wide) is the message of the condition that holds. A column
+// shows the first value its JSONPath finds.
 //
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:storageversion
-// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[?(@.status=="True")].type`,description="The conditions that hold: Suspended, Complete or Failed; empty while running"
-// +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`
-// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.spec.trainer.numNodes`
+// +kubebuilder:resource:shortName=tj
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[?(@.status=="True")].type`,description="The condition that holds (the first, if several): Suspended, Complete or Failed; empty while created, pending or running"
+// +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`,description="The runtime the TrainJob references"
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.spec.trainer.numNodes`,description="Nodes the TrainJob asks for; empty when it takes the runtime's"
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.jobsStatus[?(@.name=="node")].active`,description="Jobs of replicated job node (the training nodes) with at least one active pod"
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.jobsStatus[?(@.name=="node")].ready`,description="Jobs of replicated job node (the training nodes) with all their pods ready"
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.jobsStatus[?(@.name=="node")].failed`,description="Failed Jobs of replicated job node (the training nodes)"
 // +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.trainerStatus.progressPercentage`,description="Percent of the training done, as the training code last reported"
 // +kubebuilder:printcolumn:name="ETA",type=integer,JSONPath=`.status.trainerStatus.estimatedRemainingSeconds`,description="Seconds of training left, as the training code last estimated"
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`,description="Time since the TrainJob was created"
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.status=="True")].message`,priority=1,description="The message of the condition in State"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must match RFC 1035 DNS label format"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be no more than 63 characters"
 type TrainJob struct {

@@ -111,7 +111,7 @@ func readObjects(path string) []*unstructured.Unstructured {
 }
 
 var _ = ginkgo.Describe("kubectl get trainjobs", func() {
-	ginkgo.It("shows a resumed, running job without a State, and a suspended one as Suspended", func() {
+	ginkgo.It("shows a resumed, running job without a State, its node Jobs, and a suspended one as Suspended", func() {
 		ns := newNamespace()
 		running := utiltesting.MakeTrainJobWrapper(ns, "running").Trainer(utiltesting.MakeTrainerWrapper().NumNodes(4).Obj()).Obj()
 		paused := utiltesting.MakeTrainJobWrapper(ns, "paused").Suspend(true).Obj()
@@ -130,11 +130,25 @@ var _ = ginkgo.Describe("kubectl get trainjobs", func() {
 		gomega.Expect(out).To(gomega.ContainSubstring("running"))
 		running.Status.TrainerStatus = &trainer.TrainJobTrainerStatus{
 			ProgressPercentage: ptr.To[int32](42), EstimatedRemainingSeconds: ptr.To[int32](795), LastUpdatedTime: metav1.Now()}
+		running.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1), Ready: ptr.To[int32](1),
+			Succeeded: ptr.To[int32](0), Failed: ptr.To[int32](0), Suspended: ptr.To[int32](0)}}
 		gomega.Expect(k8sClient.Status().Update(ctx, running)).To(gomega.Succeed())
-		table, err := fwk.Kubectl("get", "trainjobs", "-n", ns)
+		table, err := fwk.Kubectl("get", "tj", "-n", ns)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+PROGRESS\s+ETA\s+AGE`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE\n`))
 		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+torch-distributed\s+\d+s$`))
-		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^running\s+torch-distributed\s+4\s+42\s+795\s+\d+s$`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^running\s+torch-distributed\s+4\s+1\s+1\s+0\s+42\s+795\s+\d+s$`))
+		wide, err := fwk.Kubectl("get", "trainjobs", "-n", ns, "-o", "wide")
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(wide).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE\s+MESSAGE\n`))
+		gomega.Expect(wide).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+torch-distributed\s+\d+s\s+` + trainer.TrainJobSuspendedMessage + `$`))
+	})
+
+	ginkgo.It("knows the short names tj, tr, trt and ctr", func() {
+		out, err := fwk.Kubectl("api-resources", "--api-group", trainer.GroupVersion.Group, "--no-headers")
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(out).To(gomega.MatchRegexp(`(?m)^clustertrainingruntimes\s+ctr\s+\S+\s+false\s+ClusterTrainingRuntime$`))
+		gomega.Expect(out).To(gomega.MatchRegexp(`(?m)^trainingruntimes\s+tr,trt\s+\S+\s+true\s+TrainingRuntime$`))
+		gomega.Expect(out).To(gomega.MatchRegexp(`(?m)^trainjobs\s+tj\s+\S+\s+true\s+TrainJob$`))
 	})
 })

@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-ml/gantry/pkg/jobview"
+)
+
+type logsOptions struct {
+	*Options
+	opts  jobview.LogOptions
+	tail  int64
+	since time.Duration
+}
+
+func newLogsCommand(o *Options) *cobra.Command {
+	lo := &logsOptions{Options: o}
+	cmd := &cobra.Command{
+		Use:   "logs NAME",
+		Short: "Print or follow the logs of a TrainJob's step (node-0 by default)",
+		Long: `Print the logs of one step of a TrainJob: node-0 (rank 0) by default, or --step
+dataset-initializer, model-initializer, node-<i>, launcher-<i>. --all prints every step, each
+line prefixed with [step].
+
+-f waits for the step's pod if it does not exist or has not started yet (up to --pod-timeout),
+follows it into its next incarnation when it restarts, and stops when the TrainJob is
+Complete or Failed; then the exit code is the job's (0 Complete, 1 Failed). A step with no
+pod is an error (exit code 4), not empty output.`,
+		Example: `  gantry logs my-job -f
+  gantry logs my-job --step dataset-initializer
+  gantry logs my-job --all --tail 20 --timestamps`,
+		Args:              exactlyOneName,
+		ValidArgsFunction: o.completeJobs,
+		RunE:              func(cmd *cobra.Command, args []string) error { return lo.run(cmd.Context(), cmd, args[0]) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&lo.opts.Step, "step", "node-0", "The step to print: dataset-initializer, model-initializer, node-<i> or launcher-<i>.")
+	f.BoolVar(&lo.opts.All, "all", false, "Print every step, each line prefixed with [step].")
+	f.BoolVarP(&lo.opts.Follow, "follow", "f", false, "Wait for the pod, follow it across restarts and stop when the job ends.")
+	f.DurationVar(&lo.opts.PodTimeout, "pod-timeout", 10*time.Minute, "With -f, how long to wait for a pod that does not exist or has not started.")
+	f.Int64Var(&lo.tail, "tail", -1, "Lines of recent log to print; -1 prints all.")
+	f.DurationVar(&lo.since, "since", 0, "Only lines newer than this duration, e.g. 5m.")
+	f.BoolVar(&lo.opts.Timestamps, "timestamps", false, "Start each line with its RFC 3339 timestamp.")
+	f.BoolVar(&lo.opts.Prefix, "prefix", false, "Prefix each line with [step] (--all implies it).")
+	_ = cmd.RegisterFlagCompletionFunc("step", o.completeSteps)
+	return cmd
+}
+
+func (lo *logsOptions) run(ctx context.Context, cmd *cobra.Command, name string) error {
+	if lo.opts.All && cmd.Flags().Changed("step") {
+		return usageErrorf("give --step or --all, not both")
+	}
+	if lo.tail >= 0 {
+		lo.opts.Tail = &lo.tail
+	} else if lo.tail != -1 {
+		return usageErrorf("--tail must be -1 (all) or a number of lines, got %d", lo.tail)
+	}
+	if lo.since < 0 {
+		return usageErrorf("--since must be a positive duration, got %s", lo.since)
+	} else if lo.since > 0 {
+		lo.opts.Since = &lo.since
+	}
+	ns, err := lo.Namespace()
+	if err != nil {
+		return err
+	}
+	return lo.follow(ctx, ns, name, lo.opts)
+}
+
+// follow prints logs; with Follow the exit code is the job's.
+func (o *Options) follow(ctx context.Context, ns, name string, opts jobview.LogOptions) error {
+	r, err := o.Reader()
+	if err != nil {
+		return err
+	}
+	cs, err := o.Clientset()
+	if err != nil {
+		return err
+	}
+	src := &jobview.APISource{Reader: r, Clientset: cs, Namespace: ns, Name: name}
+	defer src.Close()
+	tj, err := (&jobview.Follower{Source: src, Out: o.Streams.Out, Opts: opts}).Run(ctx)
+	if err != nil {
+		return notFoundJob(err, ns, name)
+	}
+	if !opts.Follow {
+		return nil
+	}
+	d := jobview.DeriveState(tj, nil)
+	if d.State == jobview.StateFailed {
+		return withCode(ExitJobFailed, fmt.Errorf("TrainJob %s failed: %s", name, d.Message))
+	}
+	return nil
+}

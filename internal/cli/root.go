@@ -1,0 +1,205 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package cli is the `gantry` command line, also installed as the kubectl plugin
+// `kubectl-gantry`. The verbs print what pkg/jobview computes, so the CLI and the web UI
+// never disagree.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/gantry-ml/gantry/pkg/jobview"
+)
+
+// Options are what every verb shares: the kubectl connection flags, the streams and the clock.
+type Options struct {
+	Streams     genericiooptions.IOStreams
+	ConfigFlags *genericclioptions.ConfigFlags
+	// Now is the clock of AGE columns and timeouts' messages; tests fix it.
+	Now func() time.Time
+	// Color is decided once: on a terminal, unless NO_COLOR is set.
+	Color bool
+
+	once      sync.Once
+	cfg       *rest.Config
+	reader    *jobview.Reader
+	clientset kubernetes.Interface
+	err       error
+}
+
+// NewRootCommand builds `gantry` with every verb of this package; the binary adds its own
+// (render, runtimes install) with AddCommand, in the group "other".
+func NewRootCommand(o *Options) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gantry",
+		Short: "Submit, watch and read Gantry TrainJobs (also `kubectl gantry`)",
+		Long: `gantry submits TrainJobs and shows them the way a practitioner thinks of them: a state,
+steps with their pods, progress, logs and events. It also runs as the kubectl plugin
+"kubectl gantry", with kubectl's connection flags.
+
+Exit codes: 0 success (or the TrainJob completed), 1 the TrainJob failed (or an error of no
+other kind), 2 usage error or input the cluster refuses, 3 timeout, 4 not found (job, step or
+runtime), 5 forbidden, 6 the API server cannot be reached.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	if isKubectlPlugin() {
+		root.Use = "kubectl gantry"
+	}
+	o.ConfigFlags.AddFlags(root.PersistentFlags())
+	registerConnectionCompletions(root, o)
+	root.SetIn(o.Streams.In)
+	root.SetOut(o.Streams.Out)
+	root.SetErr(o.Streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
+	root.AddGroup(&cobra.Group{ID: "jobs", Title: "TrainJobs:"}, &cobra.Group{ID: OtherGroup, Title: "Other commands:"})
+	for _, c := range []*cobra.Command{
+		newTrainCommand(o), newListCommand(o), newGetCommand(o),
+		newLogsCommand(o), newWaitCommand(o), newEventsCommand(o), newDeleteCommand(o),
+		newSuspendCommand(o, true), newSuspendCommand(o, false),
+	} {
+		c.GroupID = "jobs"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newRuntimesCommand(o), newVersionCommand(o)} {
+		c.GroupID = OtherGroup
+		root.AddCommand(c)
+	}
+	root.SetHelpCommandGroupID(OtherGroup)
+	root.SetCompletionCommandGroupID(OtherGroup)
+	return root
+}
+
+// isKubectlPlugin: kubectl runs plugins by their file name, kubectl-gantry.
+func isKubectlPlugin() bool {
+	return strings.HasPrefix(baseName(os.Args[0]), "kubectl-gantry")
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// NewOptions returns the options of a real run: kubectl's flags, the wall clock, colour on
+// a terminal.
+func NewOptions(in io.Reader, out, errOut io.Writer) *Options {
+	return &Options{
+		Streams:     genericiooptions.IOStreams{In: in, Out: out, ErrOut: errOut},
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		Now:         time.Now,
+		Color:       colorWanted(out),
+	}
+}
+
+// OtherGroup is the help group of commands that are not about TrainJobs.
+const OtherGroup = "other"
+
+// Execute runs the command line built by NewRootCommand and returns the process exit code.
+func Execute(o *Options, root *cobra.Command, args []string) int {
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		err = withCode(ExitUsage, err)
+	}
+	if _, quiet := errors.AsType[*quietError](err); !quiet {
+		_, _ = fmt.Fprintf(o.Streams.ErrOut, "error: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+// quietError ends a command whose message was printed already (the wrapped render and
+// runtimes installers print their own).
+type quietError struct{ code int }
+
+func (e *quietError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Quiet turns an exit code of a command that printed its own diagnostics into an error.
+func Quiet(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return withCode(code, &quietError{code: code})
+}
+
+func (o *Options) init() error {
+	o.once.Do(func() {
+		o.cfg, o.err = o.ConfigFlags.ToRESTConfig()
+		if o.err != nil {
+			o.err = withCode(ExitUsage, fmt.Errorf("loading the kubeconfig: %w", o.err))
+			return
+		}
+		if o.reader, o.err = jobview.NewReader(o.cfg); o.err != nil {
+			return
+		}
+		o.clientset, o.err = kubernetes.NewForConfig(o.cfg)
+	})
+	return o.err
+}
+
+// Reader returns the job view reader of the cluster the flags name.
+func (o *Options) Reader() (*jobview.Reader, error) {
+	if err := o.init(); err != nil {
+		return nil, err
+	}
+	return o.reader, nil
+}
+
+// Clientset returns a typed client, for pods/log.
+func (o *Options) Clientset() (kubernetes.Interface, error) {
+	if err := o.init(); err != nil {
+		return nil, err
+	}
+	return o.clientset, nil
+}
+
+// Namespace is -n, else the kubeconfig context's namespace, else "default".
+func (o *Options) Namespace() (string, error) {
+	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", withCode(ExitUsage, fmt.Errorf("reading the namespace: %w", err))
+	}
+	return ns, nil
+}
+
+// exactlyOneName is the argument check of the verbs that take a TrainJob's name.
+func exactlyOneName(_ *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		return nil
+	case 0:
+		return usageErrorf("give the TrainJob's name")
+	default:
+		return usageErrorf("give one TrainJob name, got %d arguments: %s", len(args), strings.Join(args, " "))
+	}
+}

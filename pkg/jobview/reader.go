@@ -1,0 +1,327 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package jobview
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
+	gscheme "github.com/gantry-ml/gantry/internal/scheme"
+)
+
+// Reader fetches job views from the API. Its client maps kinds statically, so it never asks
+// the discovery API: `gantry list -A` costs one request for the TrainJobs and one per other
+// kind it needs.
+type Reader struct {
+	Client client.WithWatch
+}
+
+// NewReader returns a reader for the cluster cfg points at.
+func NewReader(cfg *rest.Config) (*Reader, error) {
+	s, err := gscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s, Mapper: StaticMapper()})
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{Client: c}, nil
+}
+
+// StaticMapper maps every kind the job view reads, so no discovery request is made.
+func StaticMapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	for _, k := range []struct {
+		gvk   schema.GroupVersionKind
+		scope meta.RESTScope
+	}{
+		{trainer.GroupVersion.WithKind(trainer.TrainJobKind), meta.RESTScopeNamespace},
+		{trainer.GroupVersion.WithKind(trainer.TrainingRuntimeKind), meta.RESTScopeNamespace},
+		{trainer.GroupVersion.WithKind(trainer.ClusterTrainingRuntimeKind), meta.RESTScopeRoot},
+		{jobset.SchemeGroupVersion.WithKind("JobSet"), meta.RESTScopeNamespace},
+		{batchv1.SchemeGroupVersion.WithKind("Job"), meta.RESTScopeNamespace},
+		{corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace},
+		{corev1.SchemeGroupVersion.WithKind("Event"), meta.RESTScopeNamespace},
+		{corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace},
+		{corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot},
+		{WorkloadGVK, meta.RESTScopeNamespace},
+	} {
+		m.Add(k.gvk, k.scope)
+	}
+	return m
+}
+
+// TrainJob reads one TrainJob.
+func (r *Reader) TrainJob(ctx context.Context, ns, name string) (*trainer.TrainJob, error) {
+	tj := &trainer.TrainJob{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tj); err != nil {
+		return nil, err
+	}
+	return tj, nil
+}
+
+// Get builds the whole view of one TrainJob: its runtime (snapshot first), pods, events and
+// Kueue Workload. Only the TrainJob itself must be readable; the rest is left out when it is
+// not (a user may not see pods or events), so a view is always printed.
+func (r *Reader) Get(ctx context.Context, ns, name string) (*View, error) {
+	tj, err := r.TrainJob(ctx, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return r.Complete(ctx, tj)
+}
+
+// Complete builds the view of a TrainJob already read.
+func (r *Reader) Complete(ctx context.Context, tj *trainer.TrainJob) (*View, error) {
+	rt := r.runtimeOf(ctx, tj)
+	wl := r.workloadOf(ctx, tj)
+	pods, _ := r.Pods(ctx, tj)
+	rjobs := map[string]bool{}
+	for _, js := range tj.Status.JobsStatus {
+		rjobs[js.Name] = true
+	}
+	var events []Event
+	list := &corev1.EventList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(tj.Namespace)); err == nil {
+		events = Events(tj.Name, rjobs, list.Items)
+	}
+	return NewView(Summarize(tj, rt, wl), rt, tj, Steps(pods), events), nil
+}
+
+// Pods lists the pods of a TrainJob's JobSet.
+func (r *Reader) Pods(ctx context.Context, tj *trainer.TrainJob) ([]corev1.Pod, error) {
+	list := &corev1.PodList{}
+	err := r.Client.List(ctx, list, client.InNamespace(tj.Namespace),
+		client.MatchingLabels{jobset.JobSetNameKey: tj.Name})
+	return list.Items, err
+}
+
+func (r *Reader) runtimeOf(ctx context.Context, tj *trainer.TrainJob) *Runtime {
+	obj, _, err := core.ResolveRuntime(ctx, r.Client, tj, core.SnapshotThenLive)
+	if err != nil {
+		// The snapshot may be unreadable to this user while the runtime is not.
+		if obj, _, err = core.ResolveRuntime(ctx, r.Client, tj, core.LiveOnly); err != nil {
+			return nil
+		}
+	}
+	return summarizeObject(obj)
+}
+
+func summarizeObject(obj client.Object) *Runtime {
+	switch rt := obj.(type) {
+	case *trainer.TrainingRuntime:
+		s := SummarizeRuntime(rt, trainer.TrainingRuntimeKind, &rt.Spec)
+		return &s
+	case *trainer.ClusterTrainingRuntime:
+		s := SummarizeRuntime(rt, trainer.ClusterTrainingRuntimeKind, &rt.Spec)
+		return &s
+	}
+	return nil
+}
+
+func (r *Reader) workloadOf(ctx context.Context, tj *trainer.TrainJob) *Workload {
+	if _, managed := tj.Labels[QueueLabel]; !managed {
+		return nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(WorkloadListGVK)
+	if err := r.Client.List(ctx, list, client.InNamespace(tj.Namespace),
+		client.MatchingLabels{JobUIDLabel: string(tj.UID)}); err != nil || len(list.Items) == 0 {
+		return nil
+	}
+	return WorkloadFrom(&list.Items[0])
+}
+
+// ListOptions select the TrainJobs of a list.
+type ListOptions struct {
+	// Namespace is empty for every namespace.
+	Namespace string
+	Selector  string
+	Runtime   string
+	States    []State
+}
+
+// SummaryList is the outcome of a list; ResourceVersion lets a watch go on from it.
+type SummaryList struct {
+	Items           []Summary
+	ResourceVersion string
+}
+
+// Matches applies the filters a label selector cannot express.
+func (o ListOptions) Matches(s *Summary) bool {
+	if o.Runtime != "" && s.Runtime.Name != o.Runtime {
+		return false
+	}
+	return len(o.States) == 0 || slices.Contains(o.States, s.State)
+}
+
+// Summarize reads what one TrainJob's summary needs besides the job: its runtime and Workload.
+func (r *Reader) Summarize(ctx context.Context, tj *trainer.TrainJob) Summary {
+	return Summarize(tj, r.runtimeOf(ctx, tj), r.workloadOf(ctx, tj))
+}
+
+// List summarizes TrainJobs. Runtimes and Workloads are read with one list each, and only
+// when a job needs them: three requests at most, however many jobs there are.
+func (r *Reader) List(ctx context.Context, opts ListOptions) (*SummaryList, error) {
+	lo := []client.ListOption{client.InNamespace(opts.Namespace)}
+	if opts.Selector != "" {
+		sel, err := parseSelector(opts.Selector)
+		if err != nil {
+			return nil, err
+		}
+		lo = append(lo, client.MatchingLabelsSelector{Selector: sel})
+	}
+	list := &trainer.TrainJobList{}
+	if err := r.Client.List(ctx, list, lo...); err != nil {
+		return nil, err
+	}
+	runtimes := r.runtimesFor(ctx, opts.Namespace, list.Items)
+	workloads := r.workloadsFor(ctx, opts.Namespace, list.Items)
+	out := &SummaryList{Items: make([]Summary, 0, len(list.Items)), ResourceVersion: list.ResourceVersion}
+	for i := range list.Items {
+		tj := &list.Items[i]
+		s := Summarize(tj, runtimes[runtimeKey(tj)], workloads[string(tj.UID)])
+		if opts.Matches(&s) {
+			out.Items = append(out.Items, s)
+		}
+	}
+	return out, nil
+}
+
+func runtimeKey(tj *trainer.TrainJob) string {
+	if runtimeKind(tj) == trainer.TrainingRuntimeKind {
+		return trainer.TrainingRuntimeKind + "/" + tj.Namespace + "/" + tj.Spec.RuntimeRef.Name
+	}
+	return trainer.ClusterTrainingRuntimeKind + "//" + tj.Spec.RuntimeRef.Name
+}
+
+// runtimesFor reads the runtimes whose defaults some job needs (no numNodes or resources of its
+// own). A failure leaves those columns unknown rather than failing the list.
+func (r *Reader) runtimesFor(ctx context.Context, ns string, jobs []trainer.TrainJob) map[string]*Runtime {
+	needCluster, needNS := false, false
+	for i := range jobs {
+		t := jobs[i].Spec.Trainer
+		if t != nil && t.NumNodes != nil && t.ResourcesPerNode != nil {
+			continue
+		}
+		if runtimeKind(&jobs[i]) == trainer.TrainingRuntimeKind {
+			needNS = true
+		} else {
+			needCluster = true
+		}
+	}
+	out := map[string]*Runtime{}
+	if needCluster {
+		if rts, err := r.ListRuntimes(ctx, "", true, false); err == nil {
+			addRuntimes(out, rts)
+		}
+	}
+	if needNS {
+		if rts, err := r.ListRuntimes(ctx, ns, false, true); err == nil {
+			addRuntimes(out, rts)
+		}
+	}
+	return out
+}
+
+func addRuntimes(m map[string]*Runtime, rts []Runtime) {
+	for i := range rts {
+		rt := &rts[i]
+		m[rt.Kind+"/"+rt.Namespace+"/"+rt.Name] = rt
+	}
+}
+
+// workloadsFor reads Kueue's Workloads when a suspended job is Kueue-managed: only then does
+// the state need them. Keyed by the job's UID.
+func (r *Reader) workloadsFor(ctx context.Context, ns string, jobs []trainer.TrainJob) map[string]*Workload {
+	need := false
+	for i := range jobs {
+		if _, ok := jobs[i].Labels[QueueLabel]; ok && suspended(&jobs[i]) {
+			need = true
+			break
+		}
+	}
+	out := map[string]*Workload{}
+	if !need {
+		return out
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(WorkloadListGVK)
+	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.HasLabels{JobUIDLabel}); err != nil {
+		return out
+	}
+	for i := range list.Items {
+		out[list.Items[i].GetLabels()[JobUIDLabel]] = WorkloadFrom(&list.Items[i])
+	}
+	return out
+}
+
+// ListRuntimes summarizes runtimes: ClusterTrainingRuntimes when cluster is set, the
+// TrainingRuntimes of ns (every namespace when empty) when namespaced is.
+func (r *Reader) ListRuntimes(ctx context.Context, ns string, cluster, namespaced bool) ([]Runtime, error) {
+	var out []Runtime
+	if namespaced {
+		list := &trainer.TrainingRuntimeList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("listing TrainingRuntimes: %w", err)
+		}
+		for i := range list.Items {
+			out = append(out, *summarizeObject(&list.Items[i]))
+		}
+	}
+	if cluster {
+		list := &trainer.ClusterTrainingRuntimeList{}
+		if err := r.Client.List(ctx, list); err != nil {
+			return nil, fmt.Errorf("listing ClusterTrainingRuntimes: %w", err)
+		}
+		for i := range list.Items {
+			out = append(out, *summarizeObject(&list.Items[i]))
+		}
+	}
+	return out, nil
+}
+
+// GetRuntime reads one runtime with the SDK's precedence: the TrainingRuntime of ns first,
+// then the ClusterTrainingRuntime of that name. The object is returned too, for -o yaml.
+func (r *Reader) GetRuntime(ctx context.Context, ns, name string) (*Runtime, client.Object, error) {
+	tr := &trainer.TrainingRuntime{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tr)
+	if err == nil {
+		return summarizeObject(tr), tr, nil
+	}
+	if !isNotFoundOrForbidden(err) {
+		return nil, nil, err
+	}
+	ctr := &trainer.ClusterTrainingRuntime{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ctr); err != nil {
+		return nil, nil, err
+	}
+	return summarizeObject(ctr), ctr, nil
+}
