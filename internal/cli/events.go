@@ -18,11 +18,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,32 +80,20 @@ func (eo *eventsOptions) run(ctx context.Context, name string) error {
 		doc := map[string]any{"apiVersion": jobview.APIVersion, "kind": "TrainJobEventList", "items": events}
 		return eo.out.printDocument(eo.Streams.Out, doc, nil)
 	}
-	if eo.out.noHeaders {
-		return usageErrorf("--no-headers is not supported by events")
-	}
-	printEvents(eo.Streams.Out, eo.Now(), events, "")
+	printEvents(eo.Streams.Out, eo.Now(), events, "", !eo.out.noHeaders)
 	if !eo.watch {
 		return nil
 	}
-	w, err := r.Client.Watch(ctx, &corev1.EventList{}, client.InNamespace(ns),
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return fmt.Errorf("watching events: %v", ev.Object)
-		}
-		e, ok := ev.Object.(*corev1.Event)
-		if !ok || ev.Type == watch.Deleted {
-			continue
-		}
-		for _, got := range jobview.Events(name, rjobs, []corev1.Event{*e}) {
+	return watchFrom(ctx, r.Client, &corev1.EventList{}, list.ResourceVersion, []client.ListOption{client.InNamespace(ns)},
+		func(ev watch.Event) error {
+			e, ok := ev.Object.(*corev1.Event)
+			if !ok || ev.Type == watch.Deleted {
+				return nil
+			}
 			tw := tableWriter(eo.Streams.Out)
-			row(tw, age(eo.Now(), got.Time), got.Type, got.Reason, got.Kind+"/"+got.Object, got.Message)
-			_ = tw.Flush()
-		}
-	}
-	return ctx.Err()
+			for _, got := range jobview.Events(name, rjobs, []corev1.Event{*e}) {
+				row(tw, age(eo.Now(), got.Time), got.Type, got.Reason, eventObject(got), got.Message)
+			}
+			return tw.Flush()
+		})
 }

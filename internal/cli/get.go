@@ -143,7 +143,7 @@ func (g *getOptions) describe(out io.Writer, v *jobview.View) {
 		title = fmt.Sprintf("Events (last %d of %d; gantry events %s shows all)", lastEvents, len(v.Events), v.Name)
 	}
 	section(out, title)
-	printEvents(out, now, events, "  ")
+	printEvents(out, now, events, "  ", true)
 }
 
 func section(out io.Writer, title string) {
@@ -206,15 +206,19 @@ func progressText(now time.Time, p *jobview.Progress, terminal bool) string {
 	return strings.Join(parts, ", ")
 }
 
-func printEvents(out io.Writer, now time.Time, events []jobview.Event, indent string) {
+func printEvents(out io.Writer, now time.Time, events []jobview.Event, indent string, header bool) {
 	w := tableWriter(out)
-	if len(events) == 0 {
+	switch {
+	case len(events) == 0:
 		row(w, indent+"<none>")
-	} else {
+	case header:
 		row(w, indent+"AGE", "TYPE", "REASON", "OBJECT", "MESSAGE")
-		for _, e := range events {
-			row(w, indent+age(now, e.Time), e.Type, e.Reason, strings.ToLower(e.Kind)+"/"+e.Object, e.Message)
-		}
+	}
+	for _, e := range events {
+		row(w, indent+age(now, e.Time), e.Type, e.Reason, eventObject(e), e.Message)
 	}
 	_ = w.Flush()
 }
+
+// eventObject is kubectl's kind/name of the object an event is about.
+func eventObject(e jobview.Event) string { return strings.ToLower(e.Kind) + "/" + e.Object }

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -202,7 +201,7 @@ func (lo *listOptions) restarts(ctx context.Context, r *jobview.Reader, ns strin
 
 // watchJobs prints a row for each change, as `kubectl get -w` does.
 func (lo *listOptions) watchJobs(ctx context.Context, r *jobview.Reader, opts jobview.ListOptions, rv string, restarts map[string]int32) error {
-	lopts := []client.ListOption{client.InNamespace(opts.Namespace), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}}}
+	lopts := []client.ListOption{client.InNamespace(opts.Namespace)}
 	if opts.Selector != "" {
 		sel, err := parseLabelSelector(opts.Selector)
 		if err != nil {
@@ -210,30 +209,19 @@ func (lo *listOptions) watchJobs(ctx context.Context, r *jobview.Reader, opts jo
 		}
 		lopts = append(lopts, client.MatchingLabelsSelector{Selector: sel})
 	}
-	w, err := r.Client.Watch(ctx, &trainer.TrainJobList{}, lopts...)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return fmt.Errorf("watching TrainJobs: %v", ev.Object)
-		}
+	return watchFrom(ctx, r.Client, &trainer.TrainJobList{}, rv, lopts, func(ev watch.Event) error {
 		tj, ok := ev.Object.(*trainer.TrainJob)
 		if !ok {
-			continue
+			return nil
 		}
 		s := r.Summarize(ctx, tj)
 		if !opts.Matches(&s) {
-			continue
+			return nil
 		}
 		tw := tableWriter(lo.Streams.Out)
 		lo.row(tw, &s, restarts)
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
+		return tw.Flush()
+	})
 }
 
 // listDocument is `list -o json|yaml`: the summaries in a versioned list.

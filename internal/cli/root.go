@@ -70,7 +70,7 @@ runtime), 5 forbidden, 6 the API server cannot be reached.`,
 		SilenceErrors: true,
 	}
 	if isKubectlPlugin() {
-		root.Use = "kubectl gantry"
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl gantry"}
 	}
 	o.ConfigFlags.AddFlags(root.PersistentFlags())
 	registerConnectionCompletions(root, o)

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,15 +75,57 @@ func gantry(args ...string) result {
 }
 
 func gantryIn(c context.Context, stdin *bytes.Buffer, args ...string) result {
-	var stdout, stderr bytes.Buffer
+	return gantryWith(c, stdin, nil, args...)
+}
+
+// gantryWith lets the spec change the options first, e.g. wrap the REST config.
+func gantryWith(c context.Context, stdin *bytes.Buffer, configure func(*cli.Options), args ...string) result {
+	return gantryTo(c, stdin, &syncBuffer{}, configure, args...)
+}
+
+// syncBuffer is an output a spec reads while the command still writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// streaming runs a command that goes on (--watch) until the returned cancel.
+func streaming(args ...string) (*syncBuffer, chan result, context.CancelFunc) {
+	c, cancel := context.WithCancel(ctx)
+	out := &syncBuffer{}
+	done := make(chan result, 1)
+	go func() {
+		defer ginkgo.GinkgoRecover()
+		done <- gantryTo(c, nil, out, nil, args...)
+	}()
+	return out, done, cancel
+}
+
+func gantryTo(c context.Context, stdin *bytes.Buffer, stdout *syncBuffer, configure func(*cli.Options), args ...string) result {
+	var stderr bytes.Buffer
 	var in *bytes.Buffer
 	if stdin != nil {
 		in = stdin
 	} else {
 		in = &bytes.Buffer{}
 	}
-	o := cli.NewOptions(in, &stdout, &stderr)
+	o := cli.NewOptions(in, stdout, &stderr)
 	o.Now = func() time.Time { return now }
+	if configure != nil {
+		configure(o)
+	}
 	root := cli.NewRootCommand(o)
 	root.SetContext(c)
 	code := cli.Execute(o, root, append([]string{"--kubeconfig", kubeconfig}, args...))

@@ -245,3 +245,34 @@ var _ = ginkgo.Describe("train", func() {
 func splitArgs(s string) []string {
 	return strings.Fields(s)
 }
+
+var _ = ginkgo.Describe("--watch", func() {
+	ginkgo.It("list prints a job again when it changes", func() {
+		tj := newJob("watched", nil)
+		out, done, cancel := streaming("list", "-n", tj.Namespace, "--watch", "--no-headers")
+		gomega.Eventually(out.String).Should(gomega.MatchRegexp(`^watched\s+Created\s`))
+		setStatus(tj, trainer.TrainJobStatus{JobsStatus: []trainer.JobStatus{jobStatus("node", 1, 1, 0, 0)}})
+		gomega.Eventually(out.String).Should(gomega.MatchRegexp(`(?m)^watched\s+Running\s`))
+		cancel()
+		var r result
+		gomega.Eventually(done, "10s").Should(gomega.Receive(&r))
+		gomega.Expect(r).To(gomega.Equal(result{Stdout: out.String()}), "a watch the user stops ends with 0")
+	})
+	ginkgo.It("events prints new events of the job only", func() {
+		tj := newJob("ev", nil)
+		out, done, cancel := streaming("events", tj.Name, "-n", tj.Namespace, "--watch")
+		gomega.Eventually(out.String).Should(gomega.Equal("<none>\n"))
+		for _, name := range []string{"ev", "other"} {
+			gomega.Expect(k8sClient.Create(ctx, &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Namespace: tj.Namespace, GenerateName: name + "."},
+				InvolvedObject: corev1.ObjectReference{Kind: "TrainJob", Name: name, Namespace: tj.Namespace},
+				Reason:         "Poked", Message: "about " + name, Type: corev1.EventTypeNormal,
+				LastTimestamp: metav1.NewTime(now.Add(-time.Minute)),
+			})).To(gomega.Succeed())
+		}
+		gomega.Eventually(out.String).Should(gomega.MatchRegexp(`(?m)^60s\s+Normal\s+Poked\s+trainjob/ev\s+about ev$`))
+		gomega.Consistently(out.String, "300ms").ShouldNot(gomega.ContainSubstring("about other"))
+		cancel()
+		gomega.Eventually(done, "10s").Should(gomega.Receive())
+	})
+})
