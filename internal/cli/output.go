@@ -84,10 +84,9 @@ func (f *outputFlags) printDocument(w io.Writer, doc any, names []string) error 
 	return p.PrintObj(u, w)
 }
 
-// tableWriter aligns columns as kubectl does. Colour codes are escaped (tabwriter.Escape) so
-// each counts as one character, the same in every cell of the column.
+// tableWriter aligns columns as kubectl does.
 func tableWriter(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 0, 8, 3, ' ', tabwriter.StripEscape)
+	return tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 }
 
 func row(w io.Writer, cols ...string) {
@@ -118,12 +117,18 @@ func colorWanted(out io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// stateHeader is the STATE header, as wide as a coloured state's two escaped codes.
+// Colour codes are invisible but tabwriter counts them: every coloured cell of a column, its
+// header included (in bold), carries codes of the same length, so the columns still align.
+const reset = "\x1b[0m"
+
+func colored(code, s string) string { return "\x1b[" + code + "m" + s + reset }
+
+// stateHeader is the STATE header, bold when the states are coloured.
 func (o *Options) stateHeader() string {
 	if !o.Color {
 		return "STATE"
 	}
-	return "STATE  "
+	return colored("01", "STATE")
 }
 
 // stateText is a state as printed, coloured on a terminal.
@@ -131,7 +136,7 @@ func (o *Options) stateText(s jobview.State) string {
 	if !o.Color {
 		return string(s)
 	}
-	code := "0"
+	code := "39" // the terminal's own colour
 	switch s {
 	case jobview.StateComplete:
 		code = "32" // green
@@ -142,6 +147,5 @@ func (o *Options) stateText(s jobview.State) string {
 	case jobview.StateQueued, jobview.StateRestarting, jobview.StateSuspended:
 		code = "33" // yellow
 	}
-	esc := string(tabwriter.Escape)
-	return esc + "\x1b[" + code + "m" + esc + string(s) + esc + "\x1b[0m" + esc
+	return colored(code, string(s))
 }
