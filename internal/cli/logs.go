@@ -100,15 +100,17 @@ func (o *Options) follow(ctx context.Context, ns, name string, opts jobview.LogO
 	src := &jobview.APISource{Reader: r, Clientset: cs, Namespace: ns, Name: name}
 	defer src.Close()
 	tj, err := (&jobview.Follower{Source: src, Out: o.Streams.Out, Opts: opts}).Run(ctx)
+	if opts.Follow && tj != nil {
+		// Following ends with the job's result, even when the step never got to run.
+		if d := jobview.DeriveState(tj, nil); d.State == jobview.StateFailed {
+			if err != nil {
+				_, _ = fmt.Fprintf(o.Streams.ErrOut, "warning: %v\n", err)
+			}
+			return withCode(ExitJobFailed, fmt.Errorf("TrainJob %s failed: %s", name, d.Message))
+		}
+	}
 	if err != nil {
 		return notFoundJob(err, ns, name)
-	}
-	if !opts.Follow {
-		return nil
-	}
-	d := jobview.DeriveState(tj, nil)
-	if d.State == jobview.StateFailed {
-		return withCode(ExitJobFailed, fmt.Errorf("TrainJob %s failed: %s", name, d.Message))
 	}
 	return nil
 }
