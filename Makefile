@@ -74,6 +74,11 @@ build: ## Build the gantry binaries (manager, gantry) into bin/, with the kubect
 
 INSTALL_DIR ?= /usr/local/bin
 
+.PHONY: cli
+cli: ## Build bin/gantry, its kubectl plugin link bin/kubectl-gantry and the completion shim.
+	go build -o $(BIN_DIR)/ ./cmd/gantry
+	hack/kubectl-plugin.sh $(BIN_DIR)
+
 .PHONY: install
 install: build ## Install gantry, the kubectl plugin kubectl-gantry and its completion shim kubectl_complete-gantry into INSTALL_DIR (/usr/local/bin).
 	hack/kubectl-plugin.sh $(BIN_DIR) $(INSTALL_DIR)
@@ -198,7 +203,7 @@ dev-cluster-status: local-cluster ## Show what the local cluster runs and whethe
 	$(LOCAL_CLUSTER) status
 
 .PHONY: demo
-demo: dev-cluster-assets local-cluster ## Quick start: bring up the local cluster, run the example TrainJobs, watch them finish.
+demo: dev-cluster-assets local-cluster cli ## Quick start: bring up the local cluster, run the example TrainJobs, watch them finish, then show kubectl gantry on them.
 	$(LOCAL_CLUSTER) demo $(DEV_CLUSTER_FLAGS)
 
 .PHONY: test-e2e

@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cli"
 	"github.com/gantry-ml/gantry/internal/localcluster"
 	"github.com/gantry-ml/gantry/internal/scheme"
 )
@@ -101,23 +102,31 @@ func demo(ctx context.Context, c *localcluster.Cluster, o *options) error {
 		}
 	}
 	w.summary(os.Stdout)
-	fmt.Printf("\nThe cluster keeps running; explore it with kubectl, stop it with 'make dev-cluster-down':\n  export KUBECONFIG=%s\n  %s -n %s get trainjobs,jobsets,pods -o wide\n", c.Kubeconfig(), kubectlPath(c), demoNamespace)
+	showCLI(c, names[0])
+	fmt.Printf("\nThe cluster keeps running; explore it with kubectl and kubectl gantry, stop it with 'make dev-cluster-down':\n"+
+		"  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl -n %s get trainjobs,jobsets,pods -o wide\n"+
+		"  kubectl gantry train -n %s -f examples/01-torch-multi-node.yaml --name again --wait; echo \"exit code $?\"\n",
+		c.Kubeconfig(), c.BinDir, demoNamespace, demoNamespace)
 	if failed := w.failed(); len(failed) > 0 {
 		return fmt.Errorf("TrainJobs failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
 }
 
-// kubectlPath is the toolchain's kubectl (the same minor as the cluster), relative to the working
-// directory when it is inside it.
-func kubectlPath(c *localcluster.Cluster) string {
-	p := filepath.Join(c.BinDir, "kubectl")
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
-			return rel
-		}
+// showCLI ends the demo with what a practitioner types: the practitioner's command line on the
+// jobs that just ran, run in this process as `kubectl gantry` would run them.
+func showCLI(c *localcluster.Cluster, job string) {
+	for _, args := range [][]string{
+		{"list", "-n", demoNamespace, "-o", "wide"},
+		{"get", job, "-n", demoNamespace},
+		{"logs", job, "-n", demoNamespace, "--tail", "5"},
+		{"wait", job, "-n", demoNamespace, "--for", "Complete", "--timeout", "10s"},
+	} {
+		fmt.Printf("\n$ kubectl gantry %s\n", strings.Join(args, " "))
+		o := cli.NewOptions(os.Stdin, os.Stdout, os.Stdout)
+		code := cli.Execute(o, cli.NewRootCommand(o), append([]string{"--kubeconfig", c.Kubeconfig()}, args...))
+		fmt.Printf("(exit code %d)\n", code)
 	}
-	return p
 }
 
 // freshNamespace deletes what an earlier demo left and creates the namespace again.

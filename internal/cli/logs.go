@@ -97,7 +97,7 @@ func (o *Options) follow(ctx context.Context, ns, name string, opts jobview.LogO
 	if err != nil {
 		return err
 	}
-	src := &jobview.APISource{Reader: r, Clientset: cs, Namespace: ns, Name: name}
+	src := &jobview.APISource{Reader: r, Clientset: cs, Namespace: ns, Name: name, Context: ctx}
 	defer src.Close()
 	tj, err := (&jobview.Follower{Source: src, Out: o.Streams.Out, Opts: opts}).Run(ctx)
 	if opts.Follow && tj != nil {

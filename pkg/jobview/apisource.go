@@ -43,11 +43,15 @@ type APISource struct {
 	Clientset kubernetes.Interface
 	Namespace string
 	Name      string
+	// Context bounds the watches; the first Changed call's when nil. Give the command's: a
+	// caller's wait with a deadline must not end the watches of every step.
+	Context context.Context
 
 	mu      sync.Mutex
 	watches []watch.Interface
 	gen     int // counts the pairs of watches opened, so a late forward stops only its own
-	kick    chan struct{}
+	// changed is closed on every watch event and replaced: every waiter wakes, one per step.
+	changed chan struct{}
 }
 
 // Snapshot reads the TrainJob and its pods.
@@ -62,11 +66,11 @@ func (s *APISource) Snapshot(ctx context.Context) (*trainer.TrainJob, []corev1.P
 
 // Changed returns on the next watch event about the job or its pods, or after resync.
 func (s *APISource) Changed(ctx context.Context) error {
-	s.ensureWatches(ctx)
+	changed := s.ensureWatches(ctx)
 	t := time.NewTimer(resync)
 	defer t.Stop()
 	select {
-	case <-s.kick:
+	case <-changed:
 	case <-t.C:
 	case <-ctx.Done():
 		return ctx.Err()
@@ -74,42 +78,47 @@ func (s *APISource) Changed(ctx context.Context) error {
 	return nil
 }
 
-// ensureWatches opens the two watches once and again after the apiserver closed them.
-func (s *APISource) ensureWatches(ctx context.Context) {
+// ensureWatches opens the two watches once and again after the apiserver closed them, and
+// returns the channel the next event closes.
+func (s *APISource) ensureWatches(ctx context.Context) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.kick == nil {
-		s.kick = make(chan struct{}, 1)
+	if s.changed == nil {
+		s.changed = make(chan struct{})
 	}
 	if len(s.watches) > 0 {
-		return
+		return s.changed
+	}
+	if s.Context != nil {
+		ctx = s.Context
 	}
 	pods, err := s.Reader.Client.Watch(ctx, &corev1.PodList{}, client.InNamespace(s.Namespace),
 		client.MatchingLabels{jobset.JobSetNameKey: s.Name})
 	if err != nil {
-		return
+		return s.changed
 	}
 	jobs, err := s.Reader.Client.Watch(ctx, &trainer.TrainJobList{}, client.InNamespace(s.Namespace),
 		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", s.Name)})
 	if err != nil {
 		pods.Stop()
-		return
+		return s.changed
 	}
 	s.watches = []watch.Interface{pods, jobs}
 	s.gen++
 	for _, w := range s.watches {
 		go s.forward(w, s.gen)
 	}
+	return s.changed
 }
 
-// forward turns watch events into kicks; a closed watch is dropped so the next Changed
+// forward wakes the waiters on every event; a closed watch is dropped so the next Changed
 // opens both again.
 func (s *APISource) forward(w watch.Interface, gen int) {
 	for range w.ResultChan() {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+		s.mu.Lock()
+		close(s.changed)
+		s.changed = make(chan struct{})
+		s.mu.Unlock()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
