@@ -87,7 +87,7 @@ runtime), 5 forbidden, 6 the API server cannot be reached.`,
 		c.GroupID = "jobs"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newRuntimesCommand(o), newVersionCommand(o)} {
+	for _, c := range []*cobra.Command{newRuntimesCommand(o), newUICommand(o), newVersionCommand(o)} {
 		c.GroupID = OtherGroup
 		root.AddCommand(c)
 	}

@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-ml/gantry/internal/ui"
+)
+
+type uiOptions struct {
+	*Options
+	address       string
+	authMode      string
+	openBrowser   bool
+	historyPoints int
+	allNamespaces bool
+}
+
+func newUICommand(o *Options) *cobra.Command {
+	u := &uiOptions{Options: o}
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve the web UI: jobs, steps, logs, events and training curves, live",
+		Long: `Serve Gantry's web UI with your kubeconfig's identity, on 127.0.0.1 only. It prints a login
+link holding a one-time token (and opens it with --open): other local users and web pages cannot
+use your credentials through it. Pages: Jobs (live), one job (steps, logs, events, progress
+curves, YAML) and Runtimes. The progress curves are sampled while the UI runs.`,
+		Example: `  gantry ui
+  gantry ui -n team-a --address 127.0.0.1:8080 --open`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd.Context(), cmd) },
+	}
+	cmd.Flags().StringVar(&u.address, "address", "127.0.0.1:0", "Where to listen: a loopback address (port 0 picks a free one).")
+	cmd.Flags().StringVar(&u.authMode, "auth-mode", "kubeconfig", "How users sign in: kubeconfig (your identity, loopback only).")
+	cmd.Flags().BoolVar(&u.openBrowser, "open", false, "Open the login link in the browser.")
+	cmd.Flags().IntVar(&u.historyPoints, "history-points", ui.DefaultHistoryPoints, "Points kept per job for the progress curves.")
+	cmd.Flags().BoolVarP(&u.allNamespaces, "all-namespaces", "A", true, "Show every namespace (the default); -n limits the UI to one.")
+	return cmd
+}
+
+func (u *uiOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	if u.authMode != "kubeconfig" {
+		return usageErrorf("--auth-mode %q: this version serves kubeconfig mode only", u.authMode)
+	}
+	host, _, err := net.SplitHostPort(u.address)
+	if err != nil {
+		return usageErrorf("--address %q: %v", u.address, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageErrorf("--address %q: kubeconfig mode serves your own identity, so it listens on loopback only (127.0.0.1)", u.address)
+	}
+	var namespaces []string
+	if cmd.Flags().Changed("namespace") {
+		ns, err := u.Namespace()
+		if err != nil {
+			return err
+		}
+		namespaces = []string{ns}
+	}
+	if err := u.init(); err != nil {
+		return err
+	}
+	store, err := ui.NewStore(u.cfg, ui.StoreOptions{Namespaces: namespaces, HistoryPoints: u.historyPoints})
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := store.Start(ctx); err != nil {
+		return err
+	}
+	srv, err := ui.NewServer(store, ui.ClientsetOpener{Clientset: u.clientset})
+	if err != nil {
+		return err
+	}
+	auth, err := ui.NewLocalAuth()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", u.address)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", u.address, err)
+	}
+	link := fmt.Sprintf("http://%s/jobs?token=%s", ln.Addr(), auth.Token())
+	_, _ = fmt.Fprintf(u.Streams.Out, "Gantry UI: %s\n", link)
+	if u.openBrowser {
+		openURL(link)
+	}
+	hs := &http.Server{Handler: auth.Wrap(srv.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		_ = hs.Shutdown(shutdown)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// openURL starts the desktop's browser; failing that, the printed link is enough.
+func openURL(link string) {
+	name := "xdg-open"
+	if runtime.GOOS == "darwin" {
+		name = "open"
+	}
+	_ = exec.Command(name, link).Start()
+}

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ui
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/gantry-ml/gantry/pkg/jobview"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Server serves the pages, the live streams and the static files.
+type Server struct {
+	Store *Store
+	// Logs opens pod logs and reads events, as the user where the auth mode says so.
+	Logs LogOpener
+	// Now is the clock of ages; tests fix it.
+	Now func() time.Time
+
+	pages *template.Template
+}
+
+// NewServer parses the templates.
+func NewServer(store *Store, logs LogOpener) (*Server, error) {
+	s := &Server{Store: store, Logs: logs, Now: time.Now}
+	t, err := template.New("").Funcs(s.funcs()).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	s.pages = t
+	return s, nil
+}
+
+// Handler routes every request.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", cacheForever(http.FileServerFS(static))))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/jobs", http.StatusFound) })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("GET /jobs", s.jobsPage)
+	mux.HandleFunc("GET /live/jobs", s.jobsLive)
+	mux.HandleFunc("GET /jobs/{ns}/{name}", s.jobPage)
+	mux.HandleFunc("GET /live/jobs/{ns}/{name}", s.jobLive)
+	mux.HandleFunc("GET /logs/{ns}/{name}", s.logs)
+	mux.HandleFunc("GET /runtimes", s.runtimesPage)
+	return mux
+}
+
+func cacheForever(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// filterFrom reads the Jobs page's view state from the query string, so a URL shows the
+// same view to whoever opens it.
+func filterFrom(r *http.Request) (JobFilter, error) {
+	q := r.URL.Query()
+	f := JobFilter{Namespace: q.Get("ns"), Runtime: q.Get("runtime")}
+	for _, s := range q["state"] {
+		for part := range strings.SplitSeq(s, ",") {
+			if part == "" {
+				continue
+			}
+			st, err := jobview.ParseState(part)
+			if err != nil {
+				return f, err
+			}
+			f.States = append(f.States, st)
+		}
+	}
+	if l := q.Get("label"); l != "" {
+		sel, err := labels.Parse(l)
+		if err != nil {
+			return f, fmt.Errorf("label selector %q: %w", l, err)
+		}
+		f.Selector = sel
+	}
+	return f, nil
+}
+
+// fail answers an error with the status it deserves and a sentence naming what went wrong.
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case apierrors.IsNotFound(err):
+		code = http.StatusNotFound
+	case apierrors.IsForbidden(err), errors.Is(err, errForbidden):
+		code = http.StatusForbidden
+	case errors.Is(err, errBadRequest):
+		code = http.StatusBadRequest
+	case errors.Is(err, context.Canceled):
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_ = s.pages.ExecuteTemplate(w, "error.html", map[string]any{"Code": code, "Status": http.StatusText(code), "Message": err.Error()})
+}
+
+var (
+	errForbidden  = errors.New("forbidden")
+	errBadRequest = errors.New("bad request")
+)
+
+func badRequest(err error) error { return fmt.Errorf("%w: %w", errBadRequest, err) }

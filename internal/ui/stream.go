@@ -1,0 +1,229 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/pkg/jobview"
+)
+
+// heartbeat keeps idle streams open through proxies that close quiet connections.
+const heartbeat = 25 * time.Second
+
+// sse writes server-sent events.
+type sse struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func newSSE(w http.ResponseWriter) (*sse, error) {
+	f, ok := w.(http.Flusher)
+	if !ok {
+		return nil, errors.New("streaming is not supported by this connection")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f.Flush()
+	return &sse{w: w, f: f}, nil
+}
+
+// send writes one event; every line of data gets its own "data:" field, as the format asks.
+func (e *sse) send(event, data string) error {
+	var b strings.Builder
+	if event != "" {
+		b.WriteString("event: " + event + "\n")
+	}
+	for line := range strings.SplitSeq(data, "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(e.w, b.String()); err != nil {
+		return err
+	}
+	e.f.Flush()
+	return nil
+}
+
+func (e *sse) comment() error {
+	if _, err := io.WriteString(e.w, ": keep-alive\n\n"); err != nil {
+		return err
+	}
+	e.f.Flush()
+	return nil
+}
+
+// stream sends render's events at once and again after each change sub lets through, until
+// the page goes away.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, sub *Subscription, render func(context.Context, *sse) error) {
+	ev, err := newSSE(w)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	ctx := r.Context()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		if err := render(ctx, ev); err != nil {
+			_ = ev.send("failure", err.Error())
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-sub.C:
+		case <-tick.C:
+			if ev.comment() != nil {
+				return
+			}
+			continue
+		}
+	}
+}
+
+// LogOpener reads what the store does not keep: pod logs and events.
+type LogOpener interface {
+	Logs(ctx context.Context, ns, pod, container string, opts *corev1.PodLogOptions) (io.ReadCloser, error)
+	Events(ctx context.Context, ns string) ([]corev1.Event, error)
+}
+
+// ClientsetOpener reads logs and events with one identity.
+type ClientsetOpener struct{ Clientset kubernetes.Interface }
+
+// Logs opens a container's log.
+func (c ClientsetOpener) Logs(ctx context.Context, ns, pod, container string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
+	o := opts.DeepCopy()
+	o.Container = container
+	return c.Clientset.CoreV1().Pods(ns).GetLogs(pod, o).Stream(ctx)
+}
+
+// Events lists a namespace's events.
+func (c ClientsetOpener) Events(ctx context.Context, ns string) ([]corev1.Event, error) {
+	list, err := c.Clientset.CoreV1().Events(ns).List(ctx, metaListOptions())
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+func (s *Server) events(ctx context.Context, ns, name string, jobs []trainer.JobStatus) ([]jobview.Event, error) {
+	all, err := s.Logs.Events(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	rjobs := map[string]bool{}
+	for _, js := range jobs {
+		rjobs[js.Name] = true
+	}
+	return jobview.Events(name, rjobs, all), nil
+}
+
+// storeSource is the log follower's view of one job through the store: no extra watches per
+// open log, only pods/log.
+type storeSource struct {
+	s       *Server
+	ns, job string
+	sub     *Subscription
+}
+
+func (src *storeSource) Snapshot(ctx context.Context) (*trainer.TrainJob, []corev1.Pod, error) {
+	tj, err := src.s.Store.TrainJob(ctx, src.ns, src.job)
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, err := src.s.Store.Pods(ctx, src.ns, src.job)
+	return tj, pods, err
+}
+
+func (src *storeSource) Changed(ctx context.Context) error {
+	select {
+	case <-src.sub.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (src *storeSource) Logs(ctx context.Context, pod, container string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
+	return src.s.Logs.Logs(ctx, src.ns, pod, container, opts)
+}
+
+// logs streams one step's log as events ("line" per line), or, with download=1, sends the
+// whole log as a file.
+func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	q := r.URL.Query()
+	step := q.Get("step")
+	if step == "" {
+		step = "node-0"
+	}
+	sub := s.Store.Changes.Subscribe(func(c Change) bool { return c.Namespace == ns && c.Name == name })
+	defer sub.Close()
+	src := &storeSource{s: s, ns: ns, job: name, sub: sub}
+	if q.Get("download") == "1" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+"-"+step+".log"))
+		f := &jobview.Follower{Source: src, Out: w, Opts: jobview.LogOptions{Step: step}}
+		if _, err := f.Run(r.Context()); err != nil {
+			_, _ = fmt.Fprintf(w, "\n[gantry ui: %v]\n", err)
+		}
+		return
+	}
+	ev, err := newSSE(w)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	tail := int64(1000)
+	f := &jobview.Follower{Source: src, Out: &lineWriter{ev: ev}, Opts: jobview.LogOptions{
+		Step: step, Follow: q.Get("follow") != "0", Tail: &tail,
+	}}
+	if _, err := f.Run(r.Context()); err != nil && r.Context().Err() == nil {
+		_ = ev.send("failure", err.Error())
+		return
+	}
+	_ = ev.send("end", "")
+}
+
+// lineWriter turns the follower's lines into "line" events.
+type lineWriter struct{ ev *sse }
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(p), "\n"), "\n") {
+		if err := l.ev.send("line", line); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+func metaListOptions() metav1.ListOptions { return metav1.ListOptions{} }
