@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -291,8 +292,18 @@ func (f *Follower) copy(ctx context.Context, p *corev1.Pod, step string, prefix 
 	}
 	cur.first = false
 	wasFinished := finished(p)
-	rc, err := f.Source.Logs(ctx, p.Name, MainContainer(p), opts)
+	streamCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ended atomic.Bool
+	if f.Opts.Follow {
+		go f.endStream(streamCtx, cancel, &ended, p, step)
+	}
+	rc, err := f.Source.Logs(streamCtx, p.Name, MainContainer(p), opts)
 	if err != nil {
+		if ended.Load() && ctx.Err() == nil {
+			cur.done = true
+			return false, nil
+		}
 		return false, fmt.Errorf("reading the log of pod %s: %w", p.Name, err)
 	}
 	defer func() { _ = rc.Close() }()
@@ -302,13 +313,55 @@ func (f *Follower) copy(ctx context.Context, p *corev1.Pod, step string, prefix 
 	for sc.Scan() {
 		printed = f.line(sc.Text(), step, prefix, cur) || printed
 	}
-	if err := sc.Err(); err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err := sc.Err(); err != nil && streamCtx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return printed, fmt.Errorf("reading the log of pod %s: %w", p.Name, err)
 	}
 	// The whole log of a finished pod has been read; a running pod's stream can end early (a
 	// dropped connection), and is opened again from the last line.
-	cur.done = wasFinished || !f.Opts.Follow
+	cur.done = wasFinished || ended.Load() || !f.Opts.Follow
 	return printed, ctx.Err()
+}
+
+// EndGrace is how long a followed stream may go on after its pod finished, went away or the
+// job ended: the last lines arrive, then the stream is closed. A kubelet closes it itself
+// when the container exits; kwok (the local cluster) and stuck connections never do.
+const EndGrace = time.Second
+
+// endStream closes a followed stream EndGrace after there is nothing more to follow in it.
+func (f *Follower) endStream(ctx context.Context, cancel context.CancelFunc, ended *atomic.Bool, p *corev1.Pod, step string) {
+	for ctx.Err() == nil {
+		if err := f.Source.Changed(ctx); err != nil {
+			return
+		}
+		tj, pods, err := f.Source.Snapshot(ctx)
+		if err != nil || !streamOver(tj, pods, p, step) {
+			continue
+		}
+		t := time.NewTimer(EndGrace)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ended.Store(true)
+		cancel()
+		return
+	}
+}
+
+// streamOver: the pod finished or is no longer the step's newest, or the job ended.
+func streamOver(tj *trainer.TrainJob, pods []corev1.Pod, p *corev1.Pod, step string) bool {
+	if DeriveState(tj, nil).State.Terminal() {
+		return true
+	}
+	for _, s := range Steps(pods) {
+		if s.Name == step {
+			cur := podNamed(pods, s.Pod)
+			return cur == nil || cur.UID != p.UID || finished(cur)
+		}
+	}
+	return true
 }
 
 // line prints one log line unless it was printed before a reconnect.

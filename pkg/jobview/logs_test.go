@@ -45,6 +45,8 @@ type fakeCluster struct {
 	cutAfter map[string]int
 	clock    time.Time
 	opened   []string
+	// endless streams never end by themselves, as kwok's (the local cluster's) do.
+	endless bool
 }
 
 func newFakeCluster() *fakeCluster {
@@ -130,7 +132,7 @@ func (c *fakeCluster) Logs(ctx context.Context, pod, _ string, opts *corev1.PodL
 			c.mu.Lock()
 			lines := c.logs[pod]
 			p, exists := c.pods[pod]
-			done := !exists || finished(p)
+			done := (!exists || finished(p)) && !c.endless
 			ch := c.changed
 			c.mu.Unlock()
 			for ; sent < len(lines); sent++ {
@@ -340,5 +342,36 @@ func TestStepErrors(t *testing.T) {
 	_, err := (&Follower{Source: c, Out: io.Discard, Opts: LogOptions{Step: "node-0", Follow: true}}).Run(context.Background())
 	if want := `TrainJob a: step "node-0" never ran: the TrainJob is Failed (steps: node-0)`; fmt.Sprint(err) != want {
 		t.Errorf("Run error = %v, want %q", err, want)
+	}
+}
+
+// TestFollowEndsEndlessStreams: a stream that does not end when its pod finishes (kwok's) is
+// closed by the follower shortly after, so -f still ends with the job.
+func TestFollowEndsEndlessStreams(t *testing.T) {
+	c := newFakeCluster()
+	c.endless = true
+	c.addPod("a-node-0-0-aaaaa", "node", "0", 1, corev1.PodRunning)
+	c.write("a-node-0-0-aaaaa", "working")
+	out := &lockedBuffer{got: make(chan string, 100)}
+	done := runFollower(t, c, out, LogOptions{Follow: true})
+	waitLine(t, out, "working")
+	c.write("a-node-0-0-aaaaa", "done")
+	waitLine(t, out, "done")
+	c.setPhase("a-node-0-0-aaaaa", corev1.PodSucceeded)
+	c.finish(trainer.TrainJobComplete)
+	ended := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if d := time.Since(ended); d > EndGrace+time.Second {
+			t.Errorf("the follower ended %s after the job, want about %s", d, EndGrace)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower did not end with the job")
+	}
+	if diff := cmp.Diff([]string{"working", "done"}, out.all()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
