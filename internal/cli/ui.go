@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,7 @@ type uiOptions struct {
 	authMode      string
 	openBrowser   bool
 	historyPoints int
+	history       string
 	allNamespaces bool
 }
 
@@ -58,11 +60,15 @@ curves, YAML) and Runtimes. The progress curves are sampled while the UI runs.`,
 	cmd.Flags().StringVar(&u.authMode, "auth-mode", "kubeconfig", "How users sign in: kubeconfig (your identity, loopback only).")
 	cmd.Flags().BoolVar(&u.openBrowser, "open", false, "Open the login link in the browser.")
 	cmd.Flags().IntVar(&u.historyPoints, "history-points", ui.DefaultHistoryPoints, "Points kept per job for the progress curves.")
+	cmd.Flags().StringVar(&u.history, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
 	cmd.Flags().BoolVarP(&u.allNamespaces, "all-namespaces", "A", true, "Show every namespace (the default); -n limits the UI to one.")
 	return cmd
 }
 
 func (u *uiOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	if u.history != "memory" && u.history != "configmap" {
+		return usageErrorf(`--history must be "memory" or "configmap", got %q`, u.history)
+	}
 	if u.authMode != "kubeconfig" {
 		return usageErrorf("--auth-mode %q: this version serves kubeconfig mode only", u.authMode)
 	}
@@ -84,7 +90,10 @@ func (u *uiOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err := u.init(); err != nil {
 		return err
 	}
-	store, err := ui.NewStore(u.cfg, ui.StoreOptions{Namespaces: namespaces, HistoryPoints: u.historyPoints})
+	store, err := ui.NewStore(u.cfg, ui.StoreOptions{
+		Namespaces: namespaces, HistoryPoints: u.historyPoints, PersistHistory: u.history == "configmap",
+		Warn: onceEach(func(err error) { _, _ = fmt.Fprintf(u.Streams.ErrOut, "warning: %v\n", err) }),
+	})
 	if err != nil {
 		return err
 	}
@@ -133,4 +142,19 @@ func openURL(link string) {
 		name = "open"
 	}
 	_ = exec.Command(name, link).Start()
+}
+
+// onceEach passes each distinct error to warn once: a failure that repeats every few seconds is
+// told once, not every time.
+func onceEach(warn func(error)) func(error) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			warn(err)
+		}
+	}
 }

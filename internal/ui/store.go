@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,6 +50,9 @@ type Store struct {
 	History *History
 	Changes *Broker
 
+	persist *persister
+	warn    func(error)
+
 	mu        sync.RWMutex
 	workloads bool // whether the Workload informer runs (Kueue installed and readable)
 }
@@ -59,6 +63,14 @@ type StoreOptions struct {
 	Namespaces []string
 	// HistoryPoints bounds each job's progress series.
 	HistoryPoints int
+	// PersistHistory keeps each job's series in a ConfigMap it owns (--history=configmap), so
+	// curves survive a restart of the UI and go with the job.
+	PersistHistory bool
+	// FlushInterval spaces a job's history writes (default 5 s).
+	FlushInterval time.Duration
+	// Warn is told what an optional part (Kueue's Workloads, the saved history) cannot do; the
+	// UI goes on without it.
+	Warn func(error)
 }
 
 // NewStore builds the informers; Start runs them.
@@ -92,7 +104,14 @@ func NewStore(cfg *rest.Config, opts StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{cache: c, direct: direct, History: NewHistory(opts.HistoryPoints), Changes: NewBroker()}, nil
+	st := &Store{cache: c, direct: direct, History: NewHistory(opts.HistoryPoints), Changes: NewBroker(), warn: opts.Warn}
+	if st.warn == nil {
+		st.warn = func(error) {}
+	}
+	if opts.PersistHistory {
+		st.persist = newPersister(direct, st.History, opts.FlushInterval)
+	}
+	return st, nil
 }
 
 // Start runs the informers and returns once they have synced, or with the reason they cannot.
@@ -111,6 +130,12 @@ func (s *Store) Start(ctx context.Context) error {
 		return fmt.Errorf("the informers did not sync: can this user list and watch TrainJobs, pods and runtimes?")
 	}
 	s.startWorkloads(ctx)
+	if s.persist != nil {
+		for _, err := range s.persist.restore(ctx) {
+			s.warn(err)
+		}
+		go s.persist.run(ctx, s.warn)
+	}
 	return nil
 }
 
@@ -158,8 +183,8 @@ func (s *Store) changed(topic string, obj any, deleted bool) {
 	if tj, ok := o.(*trainer.TrainJob); ok {
 		if deleted {
 			s.History.Forget(tj.UID)
-		} else {
-			s.History.Observe(tj)
+		} else if s.History.Observe(tj) && s.persist != nil {
+			s.persist.mark(tj)
 		}
 	}
 	s.Changes.Notify(Change{Namespace: o.GetNamespace(), Name: jobOf(o), Topic: topic})

@@ -17,6 +17,7 @@ limitations under the License.
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -186,5 +187,70 @@ var _ = ginkgo.Describe("the web UI", ginkgo.Ordered, func() {
 			gomega.Expect(strings.Contains(card, "deprecated")).To(gomega.Equal(name == "ui-old"), name)
 			gomega.Expect(card).To(gomega.ContainSubstring("kubectl gantry train --runtime " + name))
 		}
+	})
+})
+
+var _ = ginkgo.Describe("--history=configmap", func() {
+	ginkgo.It("keeps the curves across a restart of the UI, in a ConfigMap owned by the job", func() {
+		ns := util.NewNamespace(ctx, k8sClient, "history")
+		gomega.Expect(k8sClient.Create(ctx, runtime("hist-torch", false))).To(gomega.Succeed())
+		tj := trainJob(ns, "h", "hist-torch")
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		start := func() (*ui.Store, context.CancelFunc) {
+			c, stop := context.WithCancel(ctx)
+			st, err := ui.NewStore(fwk.Config, ui.StoreOptions{Namespaces: []string{ns}, PersistHistory: true,
+				FlushInterval: 200 * time.Millisecond, Warn: func(err error) { ginkgo.Fail(err.Error()) }})
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			gomega.Expect(st.Start(c)).To(gomega.Succeed())
+			return st, stop
+		}
+		first, stop := start()
+		base := time.Now().Add(-time.Hour)
+		for i := range 20 {
+			setStatus(tj, func(st *trainer.TrainJobStatus) {
+				st.TrainerStatus = &trainer.TrainJobTrainerStatus{
+					Metrics:         []trainer.Metric{{Name: "loss", Value: fmt.Sprintf("%.1f", 2.0-float64(i)*0.1)}},
+					LastUpdatedTime: metav1.NewTime(base.Add(time.Duration(i) * time.Second))}
+			})
+			gomega.Eventually(func() int { return first.History.Len(tj.UID) }).Should(gomega.Equal(i + 1))
+		}
+		cm := &corev1.ConfigMap{}
+		gomega.Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "h-progress"}, cm)
+		}).Should(gomega.Succeed())
+		gomega.Expect(metav1.GetControllerOf(cm).UID).To(gomega.Equal(tj.UID))
+		stop() // the UI stops; its last flush saves everything
+
+		second, stop := start()
+		defer stop()
+		gomega.Eventually(func() int { return second.History.Len(tj.UID) }).Should(gomega.Equal(20))
+		loss := second.History.Curves(tj.UID)[0]
+		gomega.Expect(loss.Name).To(gomega.Equal("loss"))
+		gomega.Expect(loss.Values[19]).To(gomega.Equal(0.1))
+	})
+
+	ginkgo.It("leaves alone a ConfigMap of that name that is not its own, and says so", func() {
+		ns := util.NewNamespace(ctx, k8sClient, "history")
+		gomega.Expect(k8sClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "x-progress"},
+			Data: map[string]string{"mine": "yes"}})).To(gomega.Succeed())
+		tj := trainJob(ns, "x", "absent-runtime")
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		warnings := make(chan error, 10)
+		c, stop := context.WithCancel(ctx)
+		defer stop()
+		st, err := ui.NewStore(fwk.Config, ui.StoreOptions{Namespaces: []string{ns}, PersistHistory: true,
+			FlushInterval: 100 * time.Millisecond, Warn: func(err error) { warnings <- err }})
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(st.Start(c)).To(gomega.Succeed())
+		setStatus(tj, func(s *trainer.TrainJobStatus) {
+			s.TrainerStatus = &trainer.TrainJobTrainerStatus{ProgressPercentage: ptr.To[int32](5), LastUpdatedTime: metav1.Now()}
+		})
+		var got error
+		gomega.Eventually(warnings, "5s").Should(gomega.Receive(&got))
+		gomega.Expect(got.Error()).To(gomega.ContainSubstring("ConfigMap " + ns + "/x-progress exists and is not the UI's progress history of this job: left alone"))
+		cm := &corev1.ConfigMap{}
+		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x-progress"}, cm)).To(gomega.Succeed())
+		gomega.Expect(cm.Data).To(gomega.Equal(map[string]string{"mine": "yes"}))
+		gomega.Expect(cm.BinaryData).To(gomega.BeEmpty())
 	})
 })
