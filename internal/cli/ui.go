@@ -40,6 +40,8 @@ type uiOptions struct {
 	historyPoints int
 	history       string
 	allNamespaces bool
+	userHeader    string
+	groupsHeader  string
 }
 
 func newUICommand(o *Options) *cobra.Command {
@@ -47,17 +49,27 @@ func newUICommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve the web UI: jobs, steps, logs, events and training curves, live",
-		Long: `Serve Gantry's web UI with your kubeconfig's identity, on 127.0.0.1 only. It prints a login
-link holding a one-time token (and opens it with --open): other local users and web pages cannot
-use your credentials through it. Pages: Jobs (live), one job (steps, logs, events, progress
-curves, YAML) and Runtimes. The progress curves are sampled while the UI runs.`,
+		Long: `Serve Gantry's web UI. Pages: Jobs (live), one job (steps, logs, events, progress curves,
+YAML) and Runtimes. The progress curves are sampled while the UI runs (--history=configmap keeps
+them in a ConfigMap owned by each job).
+
+--auth-mode=kubeconfig (the default): your kubeconfig's identity, on 127.0.0.1 only. It prints a
+login link holding a one-time token (and opens it with --open): other local users and web pages
+cannot use your credentials through it.
+--auth-mode=token: for a shared deployment. Each request carries a bearer token, checked with a
+TokenReview (cached, rate-limited); a SubjectAccessReview decides which namespaces each user sees,
+and logs and events are read with the user's own token.
+--auth-mode=header: behind a trusted authenticating proxy (the Kubeflow dashboard's), which names
+the user in --user-header; logs and events are read by impersonating that user.`,
 		Example: `  gantry ui
   gantry ui -n team-a --address 127.0.0.1:8080 --open`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return u.run(cmd.Context(), cmd) },
 	}
 	cmd.Flags().StringVar(&u.address, "address", "127.0.0.1:0", "Where to listen: a loopback address (port 0 picks a free one).")
-	cmd.Flags().StringVar(&u.authMode, "auth-mode", "kubeconfig", "How users sign in: kubeconfig (your identity, loopback only).")
+	cmd.Flags().StringVar(&u.authMode, "auth-mode", "kubeconfig", "How users sign in: kubeconfig (your identity, loopback only), token or header.")
+	cmd.Flags().StringVar(&u.userHeader, "user-header", "kubeflow-userid", "With --auth-mode=header, the header the trusted proxy names the user in.")
+	cmd.Flags().StringVar(&u.groupsHeader, "groups-header", "", "With --auth-mode=header, a header with the user's groups, comma-separated.")
 	cmd.Flags().BoolVar(&u.openBrowser, "open", false, "Open the login link in the browser.")
 	cmd.Flags().IntVar(&u.historyPoints, "history-points", ui.DefaultHistoryPoints, "Points kept per job for the progress curves.")
 	cmd.Flags().StringVar(&u.history, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
@@ -69,14 +81,16 @@ func (u *uiOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if u.history != "memory" && u.history != "configmap" {
 		return usageErrorf(`--history must be "memory" or "configmap", got %q`, u.history)
 	}
-	if u.authMode != "kubeconfig" {
-		return usageErrorf("--auth-mode %q: this version serves kubeconfig mode only", u.authMode)
+	switch u.authMode {
+	case "kubeconfig", "token", "header":
+	default:
+		return usageErrorf(`--auth-mode must be "kubeconfig", "token" or "header", got %q`, u.authMode)
 	}
 	host, _, err := net.SplitHostPort(u.address)
 	if err != nil {
 		return usageErrorf("--address %q: %v", u.address, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if ip := net.ParseIP(host); u.authMode == "kubeconfig" && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return usageErrorf("--address %q: kubeconfig mode serves your own identity, so it listens on loopback only (127.0.0.1)", u.address)
 	}
 	var namespaces []string
@@ -109,20 +123,33 @@ func (u *uiOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	auth, err := ui.NewLocalAuth()
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", u.address)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", u.address, err)
 	}
-	link := fmt.Sprintf("http://%s/jobs?token=%s", ln.Addr(), auth.Token())
-	_, _ = fmt.Fprintf(u.Streams.Out, "Gantry UI: %s\n", link)
-	if u.openBrowser {
-		openURL(link)
+	var handler http.Handler
+	switch u.authMode {
+	case "kubeconfig":
+		auth, err := ui.NewLocalAuth()
+		if err != nil {
+			return err
+		}
+		handler = auth.Wrap(srv.Handler())
+		link := fmt.Sprintf("http://%s/jobs?token=%s", ln.Addr(), auth.Token())
+		_, _ = fmt.Fprintf(u.Streams.Out, "Gantry UI: %s\n", link)
+		if u.openBrowser {
+			openURL(link)
+		}
+	default:
+		header := ""
+		if u.authMode == "header" {
+			header = u.userHeader
+		}
+		srv.Access, srv.BaseConfig = ui.NewAccess(u.clientset, header, u.groupsHeader), u.cfg
+		handler = srv.Access.Wrap(srv.Handler())
+		_, _ = fmt.Fprintf(u.Streams.Out, "Gantry UI (%s mode): http://%s/jobs\n", u.authMode, ln.Addr())
 	}
-	hs := &http.Server{Handler: auth.Wrap(srv.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)

@@ -79,6 +79,9 @@ func (s *Server) jobsData(ctx context.Context, r *http.Request) (*jobsPageData, 
 	if err != nil {
 		return nil, badRequest(err)
 	}
+	if err := s.allow(r, "list", f.Namespace); err != nil {
+		return nil, err
+	}
 	jobs, err := s.Store.Jobs(ctx, f)
 	if err != nil {
 		return nil, err
@@ -113,6 +116,10 @@ func (s *Server) jobsLive(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, badRequest(err))
 		return
 	}
+	if err := s.allow(r, "list", f.Namespace); err != nil {
+		s.fail(w, err)
+		return
+	}
 	sub := s.Store.Changes.Subscribe(func(c Change) bool { return f.Namespace == "" || c.Namespace == "" || c.Namespace == f.Namespace })
 	defer sub.Close()
 	s.stream(w, r, sub, func(ctx context.Context, ev *sse) error {
@@ -141,6 +148,9 @@ var tabs = []string{"steps", "logs", "events", "progress", "yaml"}
 
 func (s *Server) jobData(ctx context.Context, r *http.Request) (*jobPageData, error) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
+	if err := s.allow(r, "get", ns); err != nil {
+		return nil, err
+	}
 	tj, err := s.Store.TrainJob(ctx, ns, name)
 	if err != nil {
 		return nil, err
@@ -165,7 +175,11 @@ func (s *Server) jobData(ctx context.Context, r *http.Request) (*jobPageData, er
 	}
 	var events []jobview.Event
 	if d.Tab == "events" {
-		if events, err = s.events(ctx, tj.Namespace, tj.Name, tj.Status.JobsStatus); err != nil {
+		opener, err := s.opener(r)
+		if err != nil {
+			return nil, err
+		}
+		if events, err = s.events(ctx, opener, tj.Namespace, tj.Name, tj.Status.JobsStatus); err != nil {
 			return nil, err
 		}
 	}
@@ -195,6 +209,10 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 // Progress tab gets its curves as JSON.
 func (s *Server) jobLive(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
+	if err := s.allow(r, "get", ns); err != nil {
+		s.fail(w, err)
+		return
+	}
 	sub := s.Store.Changes.Subscribe(func(c Change) bool { return c.Namespace == ns && c.Name == name })
 	defer sub.Close()
 	s.stream(w, r, sub, func(ctx context.Context, ev *sse) error {
@@ -227,6 +245,10 @@ func (s *Server) jobLive(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) runtimesPage(w http.ResponseWriter, r *http.Request) {
+	if err := s.allow(r, "list", ""); err != nil {
+		s.fail(w, fmt.Errorf("%w (the Runtimes page counts the jobs of every namespace)", err))
+		return
+	}
 	rts, err := s.Store.Runtimes(r.Context())
 	if err != nil {
 		s.fail(w, err)

@@ -29,6 +29,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gantry-ml/gantry/pkg/jobview"
 )
@@ -42,8 +44,12 @@ var staticFS embed.FS
 // Server serves the pages, the live streams and the static files.
 type Server struct {
 	Store *Store
-	// Logs opens pod logs and reads events, as the user where the auth mode says so.
+	// Logs opens pod logs and reads events in kubeconfig mode.
 	Logs LogOpener
+	// Access, in token and header modes, authenticates users and decides what each may see;
+	// logs and events are then read with the user's identity from BaseConfig.
+	Access     *Access
+	BaseConfig *rest.Config
 	// Now is the clock of ages; tests fix it.
 	Now func() time.Time
 
@@ -135,3 +141,28 @@ var (
 )
 
 func badRequest(err error) error { return fmt.Errorf("%w: %w", errBadRequest, err) }
+
+// allow checks, in token and header modes, that the request's user may verb trainjobs in ns.
+func (s *Server) allow(r *http.Request, verb, ns string) error {
+	if s.Access == nil {
+		return nil
+	}
+	u := UserFrom(r.Context())
+	if u == nil {
+		return fmt.Errorf("%w: no user", errForbidden)
+	}
+	return s.Access.CanReadJobs(r.Context(), u, verb, ns)
+}
+
+// opener reads logs and events as the request's user.
+func (s *Server) opener(r *http.Request) (LogOpener, error) {
+	u := UserFrom(r.Context())
+	if s.Access == nil || u == nil {
+		return s.Logs, nil
+	}
+	cs, err := kubernetes.NewForConfig(UserConfig(s.BaseConfig, u))
+	if err != nil {
+		return nil, err
+	}
+	return ClientsetOpener{Clientset: cs}, nil
+}

@@ -135,8 +135,8 @@ func (c ClientsetOpener) Events(ctx context.Context, ns string) ([]corev1.Event,
 	return list.Items, nil
 }
 
-func (s *Server) events(ctx context.Context, ns, name string, jobs []trainer.JobStatus) ([]jobview.Event, error) {
-	all, err := s.Logs.Events(ctx, ns)
+func (s *Server) events(ctx context.Context, opener LogOpener, ns, name string, jobs []trainer.JobStatus) ([]jobview.Event, error) {
+	all, err := opener.Events(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +151,7 @@ func (s *Server) events(ctx context.Context, ns, name string, jobs []trainer.Job
 // open log, only pods/log.
 type storeSource struct {
 	s       *Server
+	opener  LogOpener
 	ns, job string
 	sub     *Subscription
 }
@@ -174,7 +175,7 @@ func (src *storeSource) Changed(ctx context.Context) error {
 }
 
 func (src *storeSource) Logs(ctx context.Context, pod, container string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
-	return src.s.Logs.Logs(ctx, src.ns, pod, container, opts)
+	return src.opener.Logs(ctx, src.ns, pod, container, opts)
 }
 
 // logs streams one step's log as events ("line" per line), or, with download=1, sends the
@@ -186,9 +187,18 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	if step == "" {
 		step = "node-0"
 	}
+	if err := s.allow(r, "get", ns); err != nil {
+		s.fail(w, err)
+		return
+	}
+	opener, err := s.opener(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	sub := s.Store.Changes.Subscribe(func(c Change) bool { return c.Namespace == ns && c.Name == name })
 	defer sub.Close()
-	src := &storeSource{s: s, ns: ns, job: name, sub: sub}
+	src := &storeSource{s: s, opener: opener, ns: ns, job: name, sub: sub}
 	if q.Get("download") == "1" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+"-"+step+".log"))
