@@ -18,11 +18,13 @@ package ui
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -122,5 +124,28 @@ func TestHistoryPersistence(t *testing.T) {
 	}
 	if err := restored.Restore("b", []byte("not gzip")); err == nil {
 		t.Error("Restore accepted garbage")
+	}
+}
+
+// BenchmarkHistoryMemory measures the heap of 1,000 jobs × 500 points of progress and three
+// metrics, the UI's memory budget case (go test -bench HistoryMemory -run ^$ ./internal/ui).
+func BenchmarkHistoryMemory(b *testing.B) {
+	for range b.N {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		h := NewHistory(DefaultHistoryPoints)
+		for j := range 1000 {
+			uid := types.UID(fmt.Sprintf("job-%d", j))
+			for i := range 500 {
+				tj := report(i, ptr.To(int32(i/5)), "loss", fmt.Sprint(2.0/float64(i+1)), "accuracy", "0.5", "lr", "1e-4")
+				tj.UID = uid
+				h.Observe(tj)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB")
+		runtime.KeepAlive(h)
 	}
 }

@@ -80,7 +80,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /live/jobs/{ns}/{name}", s.jobLive)
 	mux.HandleFunc("GET /logs/{ns}/{name}", s.logs)
 	mux.HandleFunc("GET /runtimes", s.runtimesPage)
-	return mux
+	return compress(mux)
 }
 
 func cacheForever(h http.Handler) http.Handler {
