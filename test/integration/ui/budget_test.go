@@ -85,4 +85,3 @@ var _ = ginkgo.Describe("the Jobs page with 1,000 TrainJobs", ginkgo.Ordered, fu
 		gomega.Expect(sent).To(gomega.BeNumerically("<", 150*1024))
 	})
 })
-
