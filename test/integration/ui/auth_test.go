@@ -39,6 +39,10 @@ func request(srv *httptest.Server, path string, header map[string]string) (int, 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -121,4 +125,37 @@ var _ = ginkgo.Describe("sign-in modes", func() {
 		code, _ = request(ts, "/jobs?ns="+b, user)
 		gomega.Expect(code).To(gomega.Equal(http.StatusForbidden))
 	})
+})
+
+var _ = ginkgo.It("kubeconfig mode: the one-time link sets a session; without it 401; another host name 403", func() {
+	cs, err := kubernetes.NewForConfig(fwk.Config)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	srv, err := ui.NewServer(store, ui.ClientsetOpener{Clientset: cs})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	auth, err := ui.NewLocalAuth()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ts := httptest.NewServer(auth.Wrap(srv.Handler()))
+	defer ts.Close()
+
+	code, body := request(ts, "/jobs", nil)
+	gomega.Expect(code).To(gomega.Equal(http.StatusUnauthorized))
+	gomega.Expect(body).To(gomega.ContainSubstring("open the login link gantry ui printed"))
+	code, _ = request(ts, "/jobs?token=wrong", nil)
+	gomega.Expect(code).To(gomega.Equal(http.StatusUnauthorized))
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(ts.URL + "/jobs?ns=x&token=" + auth.Token())
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	_ = resp.Body.Close()
+	gomega.Expect(resp.StatusCode).To(gomega.Equal(http.StatusFound))
+	gomega.Expect(resp.Header.Get("Location")).To(gomega.Equal("/jobs?ns=x"), "the token leaves the address bar")
+	cookie := resp.Cookies()[0]
+	gomega.Expect(cookie.HttpOnly).To(gomega.BeTrue())
+	gomega.Expect(cookie.SameSite).To(gomega.Equal(http.SameSiteStrictMode))
+	code, _ = request(ts, "/jobs?ns=x", map[string]string{"Cookie": cookie.Name + "=" + cookie.Value})
+	gomega.Expect(code).To(gomega.Equal(http.StatusOK))
+
+	code, body = request(ts, "/jobs", map[string]string{"Host": "evil.example", "Cookie": cookie.Name + "=" + cookie.Value})
+	gomega.Expect(code).To(gomega.Equal(http.StatusForbidden))
+	gomega.Expect(body).To(gomega.ContainSubstring("answers only to localhost and 127.0.0.1"))
 })

@@ -45,7 +45,7 @@ var _ = ginkgo.Describe("the Jobs page with 1,000 TrainJobs", ginkgo.Ordered, fu
 		for range 8 {
 			wg.Go(func() {
 				for i := next.Add(1); i <= jobs; i = next.Add(1) {
-					if err := k8sClient.Create(ctx, trainJob(ns, fmt.Sprintf("job-%04d", i), "ui-torch")); err != nil {
+					if err := k8sClient.Create(ctx, trainJob(ns, fmt.Sprintf("job-%04d", i), "budget-absent-runtime")); err != nil {
 						failed.Add(1)
 					}
 				}
