@@ -74,6 +74,9 @@ func StaticMapper() meta.RESTMapper {
 		{WorkloadGVK, meta.RESTScopeNamespace},
 	} {
 		m.Add(k.gvk, k.scope)
+		// A cache limited to some namespaces asks the scope of the list kind itself
+		// (apiutil.IsObjectNamespaced on a TrainJobList); only its scope is ever read.
+		m.Add(k.gvk.GroupVersion().WithKind(k.gvk.Kind+"List"), k.scope)
 	}
 	return m
 }

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"time"
@@ -253,4 +254,23 @@ var _ = ginkgo.Describe("--history=configmap", func() {
 		gomega.Expect(cm.Data).To(gomega.Equal(map[string]string{"mine": "yes"}))
 		gomega.Expect(cm.BinaryData).To(gomega.BeEmpty())
 	})
+})
+
+var _ = ginkgo.It("serves the Jobs page of a UI limited to one namespace (-n)", func() {
+	ns := util.NewNamespace(ctx, k8sClient, "scoped")
+	gomega.Expect(k8sClient.Create(ctx, trainJob(ns, "only", "absent-runtime"))).To(gomega.Succeed())
+	c, stop := context.WithCancel(ctx)
+	defer stop()
+	st, err := ui.NewStore(fwk.Config, ui.StoreOptions{Namespaces: []string{ns}})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	gomega.Expect(st.Start(c)).To(gomega.Succeed())
+	srv, err := ui.NewServer(st, nil)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	code, body := request(ts, "/jobs?ns="+ns, nil)
+	gomega.Expect(code).To(gomega.Equal(http.StatusOK), body)
+	gomega.Expect(states(body)).To(gomega.Equal(map[string]string{ns + "/only": "Created"}))
+	code, _ = request(ts, "/runtimes", nil)
+	gomega.Expect(code).To(gomega.Equal(http.StatusOK))
 })
