@@ -29,6 +29,11 @@ certificate rotator looks up, and the public ConfigMap the SDK reads are never r
 {{- default (printf "%s-webhook-cert" (include "gantry.prefix" .)) .Values.manager.config.certManagement.webhookSecretName }}
 {{- end }}
 
+{{/* The web UI's Deployment, Service, ServiceAccount and ClusterRole (ui.enabled). */}}
+{{- define "gantry.uiName" -}}
+{{- include "gantry.prefix" . }}-ui
+{{- end }}
+
 {{- define "gantry.installerName" -}}
 {{- include "gantry.prefix" . }}-runtime-installer
 {{- end }}
@@ -73,6 +78,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "gantry.managerSelectorLabels" -}}
 {{ include "gantry.selectorLabels" . }}
 app.kubernetes.io/component: manager
+{{- end }}
+
+{{- define "gantry.uiSelectorLabels" -}}
+{{ include "gantry.selectorLabels" . }}
+app.kubernetes.io/component: ui
 {{- end }}
 
 {{/* port returns the port of a ":8443" or "host:8443" bind address, "" for "0" or no port. */}}
