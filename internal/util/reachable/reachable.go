@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"time"
@@ -35,7 +36,10 @@ import (
 // Unreachable reports whether err is an apiserver's absence or overload rather than its answer.
 func Unreachable(err error) bool {
 	var netErr net.Error
+	// IsProbableEOF compares with io.ErrUnexpectedEOF itself; client-go wraps it when the
+	// apiserver goes away in the middle of an answer ("unexpected error when reading response body").
 	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
 		(errors.As(err, &netErr) && netErr.Timeout()) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
 		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||

@@ -19,6 +19,8 @@ package reachable
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +48,10 @@ func TestUntil(t *testing.T) {
 		"overloaded, then answers":              {answers: []error{apierrors.NewTooManyRequests("busy", 1), nil}, wantCalls: 2},
 		"forbidden stops at once":               {answers: []error{forbidden, nil}, wantCalls: 1, wantErr: forbidden},
 		"a configuration mistake stops at once": {answers: []error{errMistake, nil}, wantCalls: 1, wantErr: errMistake},
+		// client-go's words when the apiserver goes away while it answers (R4 saw it).
+		"the answer cut off, then reachable": {
+			answers: []error{fmt.Errorf("unexpected error when reading response body. Please retry. Original error: %w", io.ErrUnexpectedEOF), nil}, wantCalls: 2,
+		},
 		"refused, as discovery words it": {
 			answers: []error{errors.New(`failed to get server groups: Get "https://127.0.0.1:6443/api": dial tcp 127.0.0.1:6443: connect: connection refused`), nil}, wantCalls: 2,
 		},
