@@ -92,7 +92,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration test-examples bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the downstream test kit example, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration test-browser test-examples bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the web UI in headless Chromium, the downstream test kit example, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -122,6 +122,14 @@ test-reliability: ## The full reliability suite: R1 with 500 TrainJobs at 25/s f
 .PHONY: test-integration
 test-integration: envtest-assets kustomize helm helm-deps ## Run the envtest integration suites.
 	go test $(GO_TEST_FLAGS) ./test/integration/...
+
+.PHONY: browser-deps
+browser-deps: ## Install what the browser tests need: Debian's chromium and Node.js (apt, as root) and test/browser's npm packages (npm ci).
+	hack/browser-deps.sh
+
+.PHONY: test-browser
+test-browser: envtest-assets browser-deps ## Drive the web UI in headless Chromium (playwright-core, axe-core) against an API server; screenshots in _output/browser.
+	go test $(GO_TEST_FLAGS) -timeout 10m ./test/browser/...
 
 .PHONY: test-examples
 test-examples: envtest-assets ## Run the downstream example module (examples/downstream-envtest): an envtest suite of its own that runs Gantry through pkg/testkit.

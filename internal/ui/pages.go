@@ -59,8 +59,13 @@ func (s *Server) funcs() template.FuncMap {
 		"jobURL":   func(ns, name string) string { return "/jobs/" + url.PathEscape(ns) + "/" + url.PathEscape(name) },
 		"states":   func() []jobview.State { return jobview.States },
 		"tabNames": func() []string { return tabs },
-		"title":    func(s string) string { return strings.ToUpper(s[:1]) + s[1:] },
-		"has":      slices.Contains[[]jobview.State],
+		"title": func(s string) string {
+			if s == "yaml" {
+				return "YAML"
+			}
+			return strings.ToUpper(s[:1]) + s[1:]
+		},
+		"has": slices.Contains[[]jobview.State],
 	}
 }
 

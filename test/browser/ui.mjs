@@ -1,0 +1,167 @@
+// Drives `gantry ui` in Debian's Chromium and checks what a practitioner sees. The Go test
+// (browser_test.go) starts the UI against an API server with fixtures, and a control endpoint
+// that changes the cluster while the page is open; it passes their addresses in the
+// environment and fails when this script exits non-zero.
+import { chromium } from "playwright-core";
+import { readFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+
+const env = process.env;
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+const expected = JSON.parse(readFileSync(env.EXPECT_FILE, "utf8"));
+const artifacts = env.ARTIFACTS;
+mkdirSync(artifacts, { recursive: true });
+
+let failures = 0;
+function check(ok, what, detail = "") {
+  if (ok) {
+    console.log(`ok   ${what}`);
+  } else {
+    failures++;
+    console.log(`FAIL ${what}${detail ? ": " + detail : ""}`);
+  }
+}
+
+async function control(path) {
+  const res = await fetch(env.CONTROL_URL + path, { method: "POST" });
+  if (!res.ok) throw new Error(`control ${path}: ${res.status} ${await res.text()}`);
+}
+
+// waitFor polls fn (in Node) until it returns true, up to ms; it returns the time taken, or -1.
+async function waitFor(fn, ms) {
+  const start = Date.now();
+  while (Date.now() - start < ms) {
+    if (await fn()) return Date.now() - start;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return -1;
+}
+
+async function axeCheck(page, name) {
+  await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(async () => await window.axe.run(document, { resultTypes: ["violations"] }));
+  const serious = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  check(serious.length === 0, `${name}: no serious accessibility violations (axe-core)`,
+    serious.map((v) => `${v.id}: ${v.nodes.length} nodes`).join(", "));
+}
+
+const browser = await chromium.launch({
+  executablePath: env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const ns = expected.namespace;
+
+  // 1. The Jobs page shows the command line's states.
+  await page.goto(`${env.UI_URL}/jobs?ns=${ns}`);
+  const rows = await page.$$eval("#rows tr[data-job]", (trs) => trs.map((tr) => [tr.dataset.job, tr.querySelector(".chip").textContent]));
+  const shown = Object.fromEntries(rows.map(([job, chip]) => [job.split("/")[1], chip]));
+  check(rows.length === Object.keys(expected.states).length, `Jobs page: ${rows.length} rows`, `want ${Object.keys(expected.states).length}`);
+  const wrong = Object.entries(expected.states).filter(([name, state]) => shown[name] !== state);
+  check(wrong.length === 0, "Jobs page: every chip is the state kubectl gantry list -o json prints",
+    wrong.map(([n, s]) => `${n}: ${shown[n]} (want ${s})`).join(", "));
+  const distinct = new Set(Object.values(expected.states));
+  check(distinct.size >= 6, `the fixture has ${distinct.size} states`);
+  await axeCheck(page, "Jobs page");
+  await page.screenshot({ path: `${artifacts}/jobs.png`, fullPage: true });
+
+  // 2. A job completing changes its chip without a reload.
+  const target = expected.toComplete;
+  await page.evaluate(() => { window.__notReloaded = true; });
+  await control(`/complete?job=${target}`);
+  const took = await waitFor(async () =>
+    (await page.textContent(`#rows tr[data-job="${ns}/${target}"] .chip`)) === "Complete", 5000);
+  check(took >= 0 && took < 1000, `Jobs page: ${target}'s chip turned Complete in ${took} ms, under 1 s`);
+  check(await page.evaluate(() => window.__notReloaded === true), "Jobs page: without a reload");
+
+  // 3. Twenty progress reports draw twenty points; a restarted UI (history in ConfigMaps) too.
+  const job = expected.progressJob;
+  await page.goto(`${env.UI_URL}/jobs/${ns}/${job}?tab=progress`);
+  for (let i = 0; i < 20; i++) {
+    await control(`/progress?job=${job}&i=${i}`);
+    await waitFor(async () => (await page.getAttribute('figure[data-metric="loss"]', "data-points").catch(() => null)) === String(i + 1), 5000);
+  }
+  const points = await page.getAttribute('figure[data-metric="loss"]', "data-points");
+  const last = await page.getAttribute('figure[data-metric="loss"]', "data-last");
+  check(points === "20" && last === "0.1", `Progress tab: loss has ${points} points, the last ${last}`, "want 20 and 0.1");
+  const bar = await page.getAttribute("#header .meter", "aria-valuenow");
+  check(bar === "95", `Progress bar shows the last report: ${bar}%`, "want 95");
+  await page.screenshot({ path: `${artifacts}/job-progress.png`, fullPage: true });
+  await control("/restart");
+  await page.goto(`${env.UI_URL}/jobs/${ns}/${job}?tab=progress`);
+  await waitFor(async () => (await page.getAttribute('figure[data-metric="loss"]', "data-points").catch(() => null)) === "20", 5000);
+  const after = await page.getAttribute('figure[data-metric="loss"]', "data-points");
+  check(after === "20", `after a restart of the UI, loss still has ${after} points`, "want 20");
+
+  // 4. Log lines appear in order as they are written; another step shows its own pod.
+  const logJob = expected.logJob;
+  await page.goto(`${env.UI_URL}/jobs/${ns}/${logJob}?tab=logs&step=node-0`);
+  await page.waitForSelector("#log");
+  const lines = ["epoch 1 loss 1.0", "epoch 2 loss 0.5", "epoch 3 loss 0.25"];
+  let slowest = 0;
+  for (const line of lines) {
+    await control(`/log?pod=${expected.logPods["node-0"]}&line=${encodeURIComponent(line)}`);
+    const t = await waitFor(async () => (await page.textContent("#log")).includes(line), 5000);
+    slowest = t < 0 ? Infinity : Math.max(slowest, t);
+  }
+  const text = await page.textContent("#log");
+  check(text === lines.join("\n") + "\n", "Logs tab: node-0's lines, in order", JSON.stringify(text));
+  check(slowest < 1000, `Logs tab: each line within ${slowest} ms, under 1 s`);
+  await control(`/log?pod=${expected.logPods["node-1"]}&line=${encodeURIComponent("rank 1 here")}`);
+  await page.selectOption('select[name="step"]', "node-1");
+  await page.waitForURL(/step=node-1/);
+  await waitFor(async () => (await page.textContent("#log")).includes("rank 1 here"), 5000);
+  check((await page.textContent("#log")) === "rank 1 here\n", "Logs tab: switching to node-1 shows its pod's lines");
+  await axeCheck(page, "Job page (logs)");
+
+  // 5. A failed pod's event, with its reason and time.
+  await page.goto(`${env.UI_URL}/jobs/${ns}/${logJob}?tab=events`);
+  const ev = await page.$eval('tr[data-reason="Failed"]', (tr) => [tr.children[2].textContent, tr.querySelector("time").getAttribute("datetime")]).catch(() => null);
+  check(ev && ev[0] === "Failed" && /^\d{4}-\d\d-\d\dT/.test(ev[1]), "Events tab: the failed pod's event with its reason and time", JSON.stringify(ev));
+  await page.screenshot({ path: `${artifacts}/job-events.png`, fullPage: true });
+
+  // 6. One card per runtime, with the jobs using it.
+  await page.goto(`${env.UI_URL}/runtimes`);
+  for (const [name, want] of Object.entries(expected.runtimes)) {
+    const card = `article[data-runtime="ClusterTrainingRuntime/${name}"]`;
+    const uses = await page.textContent(`${card} .uses`).catch(() => null);
+    const deprecated = await page.$(`${card}.deprecated`);
+    check(uses === String(want.jobs) && Boolean(deprecated) === want.deprecated,
+      `Runtimes: ${name} is used by ${uses} jobs${deprecated ? ", deprecated" : ""}`, JSON.stringify(want));
+  }
+  await axeCheck(page, "Runtimes page");
+  await page.screenshot({ path: `${artifacts}/runtimes.png`, fullPage: true });
+
+  // 7. Token mode: no token, 401; a user of one namespace is refused another, its stream too.
+  const anon = await browser.newPage();
+  const res = await anon.goto(`${env.AUTH_URL}/jobs?ns=${expected.userNamespace}`);
+  check(res.status() === 401, `token mode: no token is ${res.status()}`, "want 401");
+  await anon.setExtraHTTPHeaders({ Authorization: `Bearer ${env.AUTH_TOKEN}` });
+  const own = await anon.goto(`${env.AUTH_URL}/jobs?ns=${expected.userNamespace}`);
+  check(own.status() === 200, `token mode: the user's namespace is ${own.status()}`);
+  const other = await anon.goto(`${env.AUTH_URL}/jobs?ns=${ns}`);
+  const body = await anon.textContent("body");
+  check(other.status() === 403 && body.includes("forbidden"), `token mode: another namespace is ${other.status()} and says forbidden`);
+  const stream = await anon.evaluate(async (u) => (await fetch(u)).status, `${env.AUTH_URL}/live/jobs?ns=${ns}`);
+  check(stream === 403, `token mode: the other namespace's event stream is ${stream}`, "want 403");
+
+  // 9. The Jobs page of 1,000 TrainJobs: DOM ready and bytes on the wire.
+  const big = await browser.newPage();
+  await big.goto(`${env.UI_URL}/jobs?ns=${expected.scaleNamespace}`);
+  const nav = await big.evaluate(() => {
+    const n = performance.getEntriesByType("navigation")[0];
+    return { ready: n.domContentLoadedEventEnd, transfer: n.transferSize, body: n.decodedBodySize };
+  });
+  const count = await big.$$eval("#rows tr[data-job]", (trs) => trs.length);
+  console.log(`figure: Jobs page with ${count} TrainJobs: DOM ready ${nav.ready.toFixed(0)} ms, ${nav.transfer} bytes transferred (${nav.body} of HTML)`);
+  check(count === expected.scaleJobs, `1,000 jobs: ${count} rows`);
+  check(nav.transfer < 150 * 1024, `1,000 jobs: ${nav.transfer} bytes transferred, under 150 KiB`);
+  check(nav.ready < 1000, `1,000 jobs: DOM ready in ${nav.ready.toFixed(0)} ms, under 1 s`);
+} finally {
+  await browser.close();
+}
+console.log(failures === 0 ? "PASS" : `${failures} checks failed`);
+process.exit(failures === 0 ? 0 : 1);
