@@ -18,6 +18,7 @@ package localcluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -94,8 +95,61 @@ func ensureStorageClass(ctx context.Context, cl client.Client) error {
 	return nil
 }
 
-// ensureNode registers one simulated GPU node; kwok then keeps it Ready and runs its pods.
+// ensureNode registers one simulated GPU node; kwok then keeps it Ready and runs its pods. A node
+// kept from an earlier up (--keep-data) gets the current kwok endpoint.
 func (c *Cluster) ensureNode(ctx context.Context, cl client.Client, i int) error {
+	node := c.node(i)
+	err := cl.Create(ctx, node)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating node %s: %w", node.Name, err)
+	}
+	have := &corev1.Node{}
+	if err := cl.Get(ctx, types.NamespacedName{Name: node.Name}, have); err != nil {
+		return err
+	}
+	if c.nodeEndpointCurrent(have) {
+		return nil
+	}
+	// Addresses merge by type: kwok's Hostname stays.
+	data, err := json.Marshal(map[string]any{"status": map[string]any{
+		"addresses": node.Status.Addresses, "daemonEndpoints": node.Status.DaemonEndpoints,
+	}})
+	if err != nil {
+		return err
+	}
+	if err := cl.Status().Patch(ctx, have, client.RawPatch(types.StrategicMergePatchType, data)); err != nil {
+		return fmt.Errorf("setting the kwok endpoint of node %s: %w", node.Name, err)
+	}
+	return nil
+}
+
+// nodeIP is every node's InternalIP: the apiserver reaches the nodes' "kubelet", kwok, there.
+const nodeIP = "127.0.0.1"
+
+// nodeEndpoint is where the apiserver proxies a node's pods/log (exec, port-forward, ...): kwok's
+// server, as a kubelet reports its own in the node status.
+func (c *Cluster) nodeEndpoint(name string) ([]corev1.NodeAddress, corev1.NodeDaemonEndpoints) {
+	return []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: nodeIP}, {Type: corev1.NodeHostName, Address: name}},
+		corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(c.Settings.Ports.Kwok)}}
+}
+
+func (c *Cluster) nodeEndpointCurrent(n *corev1.Node) bool {
+	if n.Status.DaemonEndpoints.KubeletEndpoint.Port != int32(c.Settings.Ports.Kwok) {
+		return false
+	}
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address == nodeIP
+		}
+	}
+	return false
+}
+
+// node is the i-th simulated GPU node as ensureNode creates it.
+func (c *Cluster) node(i int) *corev1.Node {
 	n := c.Settings.Nodes
 	name := NodeName(i)
 	rack := i / n.NodesPerRack
@@ -128,20 +182,20 @@ func (c *Cluster) ensureNode(ctx context.Context, cl client.Client, i int) error
 		labels[GPUProductLabel] = SimulatedGPU
 		labels["nvidia.com/gpu.memory"] = "81559"
 	}
-	node := &corev1.Node{
+	addresses, endpoints := c.nodeEndpoint(name)
+	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Labels:      labels,
 			Annotations: map[string]string{nodeAnnotation: "fake"},
 		},
 		// kwok hands out pod IPs from the node's range.
-		Spec:   corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i)}},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i)}},
+		Status: corev1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			Addresses: addresses, DaemonEndpoints: endpoints,
+		},
 	}
-	if err := cl.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating node %s: %w", name, err)
-	}
-	return nil
 }
 
 // waitNodesReady waits until kwok reports every node Ready and the controller-manager has lifted

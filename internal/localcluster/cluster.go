@@ -81,6 +81,15 @@ func (c *Cluster) ensurePKI() error {
 	if p.jobset, err = ensureServing(dir, p.ca, serving("jobset-webhook", "jobset-webhook-service.jobset-system.svc")); err != nil {
 		return err
 	}
+	// kwok serves pod logs as a kubelet would, over HTTPS on 127.0.0.1; the apiserver checks its
+	// certificate (--kubelet-certificate-authority) and shows its own client certificate, as it
+	// does to kubelets (kwok asks for none).
+	if _, err = ensureServing(dir, p.ca, kwokServingCert); err != nil {
+		return err
+	}
+	if _, err = ensureServing(dir, p.ca, kubeletClientCert); err != nil {
+		return err
+	}
 	// The names the rotators check: internal/cert (Gantry) and Kueue's pkg/util/cert.
 	if p.gantryCA, err = ensureCA(dir, certSpec{File: "gantry-ca", CommonName: "kubeflow-trainer-ca"}); err != nil {
 		return err
@@ -173,6 +182,10 @@ func (c *Cluster) Up(ctx context.Context) error {
 	}
 	if !running && !c.KeepData {
 		if err := os.RemoveAll(c.path("etcd")); err != nil {
+			return err
+		}
+		// The pods whose logs they held went with etcd's data.
+		if err := os.RemoveAll(c.path(podLogsDir)); err != nil {
 			return err
 		}
 		c.removeHostPathVolumes()

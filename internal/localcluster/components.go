@@ -103,6 +103,12 @@ func (c *Cluster) apiserverComponent() component {
 			"--service-cluster-ip-range", "10.96.0.0/16", "--allow-privileged=true",
 			// With a loopback advertise address the kubernetes Endpoints would be rejected every 10s.
 			"--endpoint-reconciler-type", "none",
+			// pods/log is proxied to the node's "kubelet": kwok, at the node's InternalIP 127.0.0.1
+			// and its daemonEndpoints port (ensureNode), over HTTPS with a certificate of the CA.
+			"--kubelet-preferred-address-types", "InternalIP,Hostname",
+			"--kubelet-certificate-authority", c.pkiFile("ca.crt"),
+			"--kubelet-client-certificate", c.pkiFile(kubeletClientCert.File + ".crt"),
+			"--kubelet-client-key", c.pkiFile(kubeletClientCert.File + ".key"),
 			"--cert-dir", c.path("certs", "kube-apiserver"), "--profiling=false",
 		}...),
 		probe:        pr,
@@ -148,17 +154,42 @@ func (c *Cluster) kwokComponent() component {
 	return component{
 		name: "kwok", binary: c.bin("kwok"), ports: []int{p.Kwok}, enabled: true,
 		args: []string{
-			"--kubeconfig", c.Kubeconfig(), "--config", c.path("config", "kwok-stages.yaml"),
+			"--kubeconfig", c.Kubeconfig(),
+			"--config", c.path("config", "kwok-stages.yaml"), "--config", c.path("config", kwokLogsConfigFile),
 			"--manage-nodes-with-annotation-selector", nodeAnnotation + "=fake",
-			"--node-lease-duration-seconds", "40", "--server-address", hostPort(p.Kwok),
+			"--node-lease-duration-seconds", "40",
+			// One port for HTTP (the health probe) and HTTPS (pod logs, for the apiserver): kwok
+			// tells them apart by the first bytes of each connection.
+			"--server-address", hostPort(p.Kwok),
+			"--tls-cert-file", c.pkiFile(kwokServingCert.File + ".crt"), "--tls-private-key-file", c.pkiFile(kwokServingCert.File + ".key"),
+			// Per-pod Logs objects (SetPodLogs) are read from the apiserver; the ClusterLogs
+			// serving every other pod is in the configuration.
+			"--enable-crds", "Logs",
 		},
 		probe:        probe{url: localURL("http", p.Kwok) + "/healthz"},
 		startTimeout: 60 * time.Second,
-		prepare: func(context.Context) error {
-			return writeFileAtomic(c.path("config", "kwok-stages.yaml"), []byte(KwokStages(c.Settings.PodDuration.Duration)), 0o644)
+		prepare:      c.prepareKwok,
+		install: func(ctx context.Context) error {
+			c.checkKwokServesLogs(ctx)
+			return c.waitNodesReady(ctx)
 		},
-		install: c.waitNodesReady,
 	}
+}
+
+// prepareKwok writes kwok's configuration (the Stages, the default pod logs) and installs the
+// Logs CRD it watches.
+func (c *Cluster) prepareKwok(ctx context.Context) error {
+	if err := c.writeKwokConfig(); err != nil {
+		return err
+	}
+	return c.installKwokLogsCRD(ctx)
+}
+
+func (c *Cluster) writeKwokConfig() error {
+	if err := writeFileAtomic(c.path("config", "kwok-stages.yaml"), []byte(KwokStages(c.Settings.PodDuration.Duration)), 0o644); err != nil {
+		return err
+	}
+	return c.writeKwokLogs()
 }
 
 func (c *Cluster) jobSetComponent() component {

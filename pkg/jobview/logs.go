@@ -198,8 +198,10 @@ func (f *Follower) runStep(ctx context.Context, step string, prefix, strict bool
 				continue
 			}
 			// A running pod's stream ended with nothing new: ask again once something changed.
+		case seen && terminal:
+			return tj, nil // the job ended and its pod's log was read
 		case seen:
-			return tj, nil // the job is terminal and its pod's log was read
+			// This pod's log is read; the job goes on: wait for the step's next pod or the end.
 		case !f.Opts.Follow:
 			reason := "has no pod"
 			if p != nil {

@@ -375,3 +375,29 @@ func TestFollowEndsEndlessStreams(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
+
+// TestFollowOutlastsThePod: the pod finishing does not end -f; the job's end does (a Job may
+// start the step again, and the exit code is the job's).
+func TestFollowOutlastsThePod(t *testing.T) {
+	c := newFakeCluster()
+	c.addPod("a-node-0-0-aaaaa", "node", "0", 1, corev1.PodRunning)
+	c.write("a-node-0-0-aaaaa", "done")
+	out := &lockedBuffer{got: make(chan string, 100)}
+	done := runFollower(t, c, out, LogOptions{Follow: true})
+	waitLine(t, out, "done")
+	c.setPhase("a-node-0-0-aaaaa", corev1.PodSucceeded)
+	select {
+	case err := <-done:
+		t.Fatalf("the follower ended (%v) before the job", err)
+	case <-time.After(EndGrace + 500*time.Millisecond):
+	}
+	c.finish(trainer.TrainJobComplete)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the follower did not end with the job")
+	}
+}

@@ -21,10 +21,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -73,8 +76,10 @@ var _ = ginkgo.Describe("kubectl gantry", func() {
 	})
 
 	ginkgo.It("train -f --wait exits 1 within 5 s of the Failed condition", func() {
-		tj := simulate(trainJob(ns, "bad", clusterRuntime, "torch-distributed", 1, 1),
-			map[string]map[string]string{"node": {simDuration: "1s", simExitCode: "3"}})
+		// A runtime whose Job fails on the first exit code, as TestTrainJob's crash spec uses.
+		gomega.Expect(k8sClient.Create(ctx, failFastRuntime(ns))).To(gomega.Succeed())
+		tj := simulate(trainJob(ns, "bad", nsRuntime, "fail-fast", 1, 1),
+			map[string]map[string]string{"node": {simDuration: "1s", simExitCode: "42"}})
 		r := gantry(ctx, "train", "-n", ns, "-f", jobFile(tj), "--wait", "--timeout", "2m")
 		gomega.Expect(r.code).To(gomega.Equal(1), r.stderr)
 		gomega.Expect(r.stderr).To(gomega.HavePrefix("error: TrainJob bad failed: "))
@@ -96,5 +101,65 @@ var _ = ginkgo.Describe("kubectl gantry", func() {
 		gomega.Expect(r.code).To(gomega.Equal(3), r.stderr)
 		gomega.Expect(r.stderr).To(gomega.Equal("error: timed out after 2s waiting for TrainJob long to be Complete (it is Running)\n"))
 		gomega.Expect(r.ended.Sub(start)).To(gomega.BeNumerically("<", 10*time.Second))
+	})
+})
+
+// syncBuffer is an output the spec reads while the command writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var _ = ginkgo.Describe("kubectl gantry logs -f", func() {
+	ginkgo.It("started before the pod exists, prints its first line within 1 s of it running, and ends with the job", func() {
+		ns := newNamespace("cli-logs")
+		tj := simulate(trainJob(ns, "logs", clusterRuntime, "torch-distributed", 1, 1),
+			map[string]map[string]string{"node": {simStartDelay: "4s", simDuration: "6s"}})
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		out := &syncBuffer{}
+		var errOut bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			defer ginkgo.GinkgoRecover()
+			o := cli.NewOptions(&bytes.Buffer{}, out, &errOut)
+			done <- cli.Execute(o, cli.NewRootCommand(o), []string{"--kubeconfig", cluster.Kubeconfig(), "logs", "logs", "-n", ns, "-f"})
+		}()
+
+		// While the pod waits to start, give it a log of its own.
+		var pod string
+		gomega.Eventually(func() []string { return activePods(ns, "logs") }).Should(gomega.HaveLen(1))
+		pod = activePods(ns, "logs")[0]
+		gomega.Expect(cluster.SetPodLogs(ctx, ns, pod, "e2e-"+ns)).To(gomega.Succeed())
+		gomega.Expect(cluster.AppendPodLogs("e2e-"+ns, "hello from rank 0")).To(gomega.Succeed())
+		gomega.Expect(out.String()).To(gomega.BeEmpty(), "nothing before the pod runs")
+
+		var running time.Time
+		gomega.Eventually(func() corev1.PodPhase {
+			p := &corev1.Pod{}
+			gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: pod}, p)).To(gomega.Succeed())
+			running = time.Now()
+			return p.Status.Phase
+		}, timeout, 50*time.Millisecond).Should(gomega.Equal(corev1.PodRunning))
+		gomega.Eventually(out.String, 5*time.Second, 20*time.Millisecond).Should(gomega.Equal("hello from rank 0\n"))
+		gomega.Expect(time.Since(running)).To(gomega.BeNumerically("<", time.Second))
+
+		gomega.Expect(cluster.AppendPodLogs("e2e-"+ns, "epoch 1 loss 0.5")).To(gomega.Succeed())
+		gomega.Eventually(out.String, 5*time.Second).Should(gomega.Equal("hello from rank 0\nepoch 1 loss 0.5\n"))
+		var code int
+		gomega.Eventually(done, timeout).Should(gomega.Receive(&code))
+		gomega.Expect(code).To(gomega.Equal(0), errOut.String())
+		gomega.Expect(conditionTrue(getTrainJob(keyOf(tj)), trainer.TrainJobComplete)).NotTo(gomega.BeNil())
 	})
 })

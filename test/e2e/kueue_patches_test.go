@@ -130,7 +130,9 @@ var _ = ginkgo.Describe("Kueue's runtime patches", func() {
 		short := map[string]string{simDuration: "2s"}
 		tj := simulate(queued(trainJob(ns, "staged", nsRuntime, rt.Name, 3, 4), ""),
 			map[string]map[string]string{"dataset-initializer": short, "model-initializer": short, "node": short})
-		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		// Kueue's TrainJob webhook reads the runtime from its informer: right after the runtime's
+		// create it may refuse the job ("runtime 'staged' not found"); kubectl users retry too.
+		gomega.Eventually(func() error { return k8sClient.Create(ctx, tj.DeepCopy()) }).Should(gomega.Succeed())
 		expectCondition(keyOf(tj), trainer.TrainJobComplete)
 
 		want := []podSetCount{{Name: "dataset-initializer", Count: 1}, {Name: "model-initializer", Count: 1}, {Name: "node", Count: 3}}
