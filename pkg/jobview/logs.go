@@ -271,10 +271,13 @@ func finished(p *corev1.Pod) bool {
 // stream is the follower's place in one step: the pod it reads and the last line it printed,
 // so a reconnect to the same pod prints nothing twice.
 type stream struct {
-	uid   types.UID
-	last  time.Time
-	done  bool
-	first bool
+	uid  types.UID
+	last time.Time
+	// resume is the last line printed before the stream was opened again: lines up to it are
+	// the repeat of a reconnect. Within one stream, lines sharing a timestamp are all printed.
+	resume time.Time
+	done   bool
+	first  bool
 }
 
 // copy prints a pod's log from where the follower left it and reports whether it printed.
@@ -282,7 +285,7 @@ func (f *Follower) copy(ctx context.Context, p *corev1.Pod, step string, prefix 
 	opts := &corev1.PodLogOptions{Follow: f.Opts.Follow, Timestamps: true}
 	if p.UID != cur.uid {
 		// A new incarnation is read from its start; --tail and --since apply to the first pod.
-		cur.uid, cur.last, cur.done = p.UID, time.Time{}, false
+		cur.uid, cur.last, cur.resume, cur.done = p.UID, time.Time{}, time.Time{}, false
 		if cur.first {
 			opts.TailLines = f.Opts.Tail
 			if f.Opts.Since != nil {
@@ -291,6 +294,8 @@ func (f *Follower) copy(ctx context.Context, p *corev1.Pod, step string, prefix 
 		}
 	} else if !cur.last.IsZero() {
 		opts.SinceTime = &metav1.Time{Time: cur.last}
+		// sinceTime has a resolution of seconds: the new stream repeats what was printed.
+		cur.resume = cur.last
 	}
 	cur.first = false
 	wasFinished := finished(p)
@@ -371,10 +376,12 @@ func (f *Follower) line(raw, step string, prefix bool, cur *stream) bool {
 	text := raw
 	if ts, rest, ok := strings.Cut(raw, " "); ok {
 		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
-			if !t.After(cur.last) && !cur.last.IsZero() {
+			if !cur.resume.IsZero() && !t.After(cur.resume) {
 				return false
 			}
-			cur.last = t
+			if t.After(cur.last) {
+				cur.last = t
+			}
 			if !f.Opts.Timestamps {
 				text = rest
 			}

@@ -401,3 +401,21 @@ func TestFollowOutlastsThePod(t *testing.T) {
 		t.Fatal("the follower did not end with the job")
 	}
 }
+
+// TestSameTimestamps: lines written at once share a timestamp (kwok's files, a burst); every
+// one is printed.
+func TestSameTimestamps(t *testing.T) {
+	c := newFakeCluster()
+	c.addPod("a-node-0-0-aaaaa", "node", "0", 1, corev1.PodSucceeded)
+	c.update(func() {
+		ts := c.clock.Format(time.RFC3339Nano)
+		c.logs["a-node-0-0-aaaaa"] = []string{ts + " one", ts + " two", ts + " three"}
+	})
+	out := &lockedBuffer{}
+	if _, err := (&Follower{Source: c, Out: out, Opts: LogOptions{}}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"one", "two", "three"}, out.all()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
