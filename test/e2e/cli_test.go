@@ -163,3 +163,17 @@ var _ = ginkgo.Describe("kubectl gantry logs -f", func() {
 		gomega.Expect(conditionTrue(getTrainJob(keyOf(tj)), trainer.TrainJobComplete)).NotTo(gomega.BeNil())
 	})
 })
+
+var _ = ginkgo.Describe("kubectl gantry train --follow", func() {
+	ginkgo.It("streams rank 0's log and exits with the job's result", func() {
+		ns := newNamespace("cli-follow")
+		tj := simulate(trainJob(ns, "followed", clusterRuntime, "torch-distributed", 1, 1),
+			map[string]map[string]string{"node": {simDuration: "3s"}})
+		r := gantry(ctx, "train", "-n", ns, "-f", jobFile(tj), "--follow", "--timeout", "2m")
+		gomega.Expect(r.code).To(gomega.Equal(0), r.stderr)
+		// The first line is what train prints; then the local cluster's default training log.
+		gomega.Expect(r.stdout).To(gomega.HavePrefix("trainjob.trainer.kubeflow.org/followed created\n"))
+		gomega.Expect(r.stdout).To(gomega.HaveSuffix("[rank 0] training complete\n"))
+		gomega.Expect(conditionTrue(getTrainJob(keyOf(tj)), trainer.TrainJobComplete)).NotTo(gomega.BeNil())
+	})
+})
