@@ -59,6 +59,8 @@ func demo(ctx context.Context, c *localcluster.Cluster, o *options) error {
 	if err != nil {
 		return fmt.Errorf("--timeout: %w", err)
 	}
+	// The demo's jobs show live in the web UI too; the link is printed at the end.
+	c.Settings.UI = true
 	if err := c.Up(ctx); err != nil {
 		return err
 	}
@@ -103,6 +105,11 @@ func demo(ctx context.Context, c *localcluster.Cluster, o *options) error {
 	}
 	w.summary(os.Stdout)
 	showCLI(c, names[0])
+	if link, err := c.UILink(); err == nil {
+		fmt.Printf("\nWeb UI (the demo's jobs, live; runs until 'make dev-cluster-down'):\n  %s\n", link)
+	} else {
+		fmt.Printf("\nWeb UI: %v\n", err)
+	}
 	fmt.Printf("\nThe cluster keeps running; explore it with kubectl and kubectl gantry, stop it with 'make dev-cluster-down':\n"+
 		"  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl -n %s get trainjobs,jobsets,pods -o wide\n"+
 		"  kubectl gantry train -n %s -f examples/01-torch-multi-node.yaml --name again --wait; echo \"exit code $?\"\n",

@@ -22,8 +22,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +44,7 @@ type uiOptions struct {
 	allNamespaces bool
 	userHeader    string
 	groupsHeader  string
+	tokenFile     string
 }
 
 func newUICommand(o *Options) *cobra.Command {
@@ -70,6 +73,7 @@ the user in --user-header; logs and events are read by impersonating that user.`
 	cmd.Flags().StringVar(&u.authMode, "auth-mode", "kubeconfig", "How users sign in: kubeconfig (your identity, loopback only), token or header.")
 	cmd.Flags().StringVar(&u.userHeader, "user-header", "kubeflow-userid", "With --auth-mode=header, the header the trusted proxy names the user in.")
 	cmd.Flags().StringVar(&u.groupsHeader, "groups-header", "", "With --auth-mode=header, a header with the user's groups, comma-separated.")
+	cmd.Flags().StringVar(&u.tokenFile, "token-file", "", "With --auth-mode=kubeconfig, keep the login token in this file (created 0600 if missing), so the link survives a restart.")
 	cmd.Flags().BoolVar(&u.openBrowser, "open", false, "Open the login link in the browser.")
 	cmd.Flags().IntVar(&u.historyPoints, "history-points", ui.DefaultHistoryPoints, "Points kept per job for the progress curves.")
 	cmd.Flags().StringVar(&u.history, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
@@ -130,7 +134,7 @@ func (u *uiOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	var handler http.Handler
 	switch u.authMode {
 	case "kubeconfig":
-		auth, err := ui.NewLocalAuth()
+		auth, err := u.localAuth()
 		if err != nil {
 			return err
 		}
@@ -184,4 +188,28 @@ func onceEach(warn func(error)) func(error) {
 			warn(err)
 		}
 	}
+}
+
+// localAuth is kubeconfig mode's login: a new token, or the one of --token-file.
+func (u *uiOptions) localAuth() (*ui.LocalAuth, error) {
+	if u.tokenFile == "" {
+		return ui.NewLocalAuth()
+	}
+	if data, err := os.ReadFile(u.tokenFile); err == nil {
+		auth, err := ui.LocalAuthWithToken(strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, withCode(ExitUsage, fmt.Errorf("--token-file %s: %w", u.tokenFile, err))
+		}
+		return auth, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	auth, err := ui.NewLocalAuth()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(u.tokenFile, []byte(auth.Token()+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	return auth, nil
 }

@@ -52,7 +52,7 @@ type component struct {
 
 // componentNames is the start order; down stops them in reverse.
 var componentNames = []string{
-	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "jobset", "gantry-manager", ManagerReplica, "kueue",
+	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "jobset", "gantry-manager", ManagerReplica, "kueue", "gantry-ui",
 }
 
 // pkiSet is the cluster's PKI: one CA for the control plane and JobSet, and one CA each for the
@@ -164,15 +164,16 @@ func (c *Cluster) Up(ctx context.Context) error {
 	if saved, ok, err := c.LoadSettings(); err != nil {
 		return err
 	} else if ok && running {
-		// Kueue can be added to a running cluster; anything else needs a fresh one.
+		// Kueue and the UI can be added to a running cluster; anything else needs a fresh one.
 		want := c.Settings
-		want.Kueue = saved.Kueue
+		want.Kueue, want.UI = saved.Kueue, saved.UI
 		if !reflect.DeepEqual(want, saved) {
 			running, _ := json.Marshal(saved)
 			asked, _ := json.Marshal(want)
 			return fmt.Errorf("a cluster with other settings runs from %s: run 'down' first, or use another state directory\n  running:   %s\n  requested: %s", c.StateDir, running, asked)
 		}
 		c.Settings.Kueue = c.Settings.Kueue || saved.Kueue
+		c.Settings.UI = c.Settings.UI || saved.UI
 	}
 	if err := c.checkBinaries(c.components()); err != nil {
 		return err
@@ -218,7 +219,8 @@ func (c *Cluster) Up(ctx context.Context) error {
 func (c *Cluster) checkBinaries(comps []component) error {
 	var missing []string
 	for _, comp := range comps {
-		if !comp.enabled || comp.name == "gantry-manager" {
+		// The manager and the UI are built from the checkout when they start.
+		if !comp.enabled || comp.name == "gantry-manager" || comp.name == "gantry-ui" {
 			continue
 		}
 		if _, err := os.Stat(comp.binary); err != nil {

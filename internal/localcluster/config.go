@@ -49,6 +49,9 @@ type Ports struct {
 	GantryStatus      int `json:"gantryStatus"`
 	KueueWebhook      int `json:"kueueWebhook"`
 	KueueHealth       int `json:"kueueHealth"`
+	// GantryUI is `gantry ui`'s address (Settings.UI); settings saved before it existed get the
+	// default shifted as their apiserver's port was (LoadSettings).
+	GantryUI int `json:"gantryUI,omitempty"`
 }
 
 // DefaultPorts are the well-known ports of each component, moved where two components would
@@ -58,7 +61,7 @@ func DefaultPorts() Ports {
 		Etcd: 2379, EtcdPeer: 2380, APIServer: 6443, ControllerManager: 10257, Scheduler: 10259, Kwok: 10247,
 		JobSetWebhook: 9444, JobSetHealth: 8082,
 		GantryWebhook: 9443, GantryHealth: 8081, GantryMetrics: 8443, GantryStatus: 10443,
-		KueueWebhook: 9445, KueueHealth: 8083,
+		KueueWebhook: 9445, KueueHealth: 8083, GantryUI: 8090,
 	}
 }
 
@@ -85,7 +88,7 @@ func (p *Ports) Fields() []PortField {
 		{"jobset-webhook", &p.JobSetWebhook}, {"jobset-health", &p.JobSetHealth},
 		{"gantry-webhook", &p.GantryWebhook}, {"gantry-health", &p.GantryHealth},
 		{"gantry-metrics", &p.GantryMetrics}, {"gantry-status", &p.GantryStatus},
-		{"kueue-webhook", &p.KueueWebhook}, {"kueue-health", &p.KueueHealth},
+		{"kueue-webhook", &p.KueueWebhook}, {"kueue-health", &p.KueueHealth}, {"gantry-ui", &p.GantryUI},
 	}
 }
 
@@ -108,6 +111,9 @@ type Settings struct {
 	PodDuration Duration `json:"podDuration"`
 	// Kueue also runs the Kueue controller.
 	Kueue bool `json:"kueue"`
+	// UI also serves `gantry ui` (kubeconfig mode, history in ConfigMaps) on 127.0.0.1; UILink
+	// is its login link.
+	UI bool `json:"ui,omitempty"`
 	// Audit makes the apiserver write an audit log (logs/audit.log) of the writes to the objects
 	// Gantry owns and of every request of the manager (auditPolicy): the reliability suite's
 	// record of who wrote what, and the e2e suite's of which RBAC rules the manager uses.
@@ -221,6 +227,10 @@ func (c *Cluster) LoadSettings() (Settings, bool, error) {
 	var s Settings
 	if err := json.Unmarshal(data, &s); err != nil {
 		return Settings{}, false, fmt.Errorf("%s: %w", c.path(settingsFile), err)
+	}
+	if s.Ports.GantryUI == 0 {
+		d := DefaultPorts()
+		s.Ports.GantryUI = d.GantryUI + s.Ports.APIServer - d.APIServer
 	}
 	return s, true, nil
 }

@@ -20,6 +20,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -42,6 +43,14 @@ func NewLocalAuth() (*LocalAuth, error) {
 		return nil, err
 	}
 	return &LocalAuth{token: hex.EncodeToString(b)}, nil
+}
+
+// LocalAuthWithToken keeps a token saved earlier, so a restarted UI keeps its link.
+func LocalAuthWithToken(token string) (*LocalAuth, error) {
+	if len(token) < 32 {
+		return nil, fmt.Errorf("the login token must be at least 32 characters, got %d", len(token))
+	}
+	return &LocalAuth{token: token}, nil
 }
 
 // Token is the secret of the login link.

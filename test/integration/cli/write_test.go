@@ -19,6 +19,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,5 +276,36 @@ var _ = ginkgo.Describe("--watch", func() {
 		gomega.Consistently(out.String, "300ms").ShouldNot(gomega.ContainSubstring("about other"))
 		cancel()
 		gomega.Eventually(done, "10s").Should(gomega.Receive())
+	})
+})
+
+var _ = ginkgo.Describe("ui", func() {
+	ginkgo.It("serves on loopback with a login link whose token --token-file keeps across restarts", func() {
+		tokenFile := filepath.Join(ginkgo.GinkgoT().TempDir(), "token")
+		link := func() string {
+			out, done, cancel := streaming("ui", "--token-file", tokenFile, "--address", "127.0.0.1:0")
+			defer func() {
+				cancel()
+				gomega.Eventually(done, "10s").Should(gomega.Receive())
+			}()
+			gomega.Eventually(out.String, "30s").Should(gomega.MatchRegexp(`^Gantry UI: http://127\.0\.0\.1:\d+/jobs\?token=[0-9a-f]{48}\n$`))
+			l := strings.TrimSpace(strings.TrimPrefix(out.String(), "Gantry UI: "))
+			jar, err := cookiejar.New(nil)
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			resp, err := (&http.Client{Jar: jar}).Get(l) //nolint:noctx // the link the UI printed, on loopback
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			_ = resp.Body.Close()
+			gomega.Expect(resp.StatusCode).To(gomega.Equal(http.StatusOK), "the link logs in and shows the Jobs page")
+			return l[strings.Index(l, "token="):]
+		}
+		first := link()
+		saved, err := os.ReadFile(tokenFile)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect("token=" + strings.TrimSpace(string(saved))).To(gomega.Equal(first))
+		gomega.Expect(link()).To(gomega.Equal(first), "a restarted UI keeps its link")
+
+		r := gantry("ui", "--address", "0.0.0.0:0")
+		gomega.Expect(r.Code).To(gomega.Equal(2))
+		gomega.Expect(r.Stderr).To(gomega.Equal("error: --address \"0.0.0.0:0\": kubeconfig mode serves your own identity, so it listens on loopback only (127.0.0.1)\n"))
 	})
 })
