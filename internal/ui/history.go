@@ -32,7 +32,7 @@ import (
 )
 
 // DefaultHistoryPoints bounds each job's series: a curve of ~2,000 points draws every detail a
-// chart of a few hundred pixels can show, at tens of bytes a point.
+// chart of a few hundred pixels can show, at a few bytes a point.
 const DefaultHistoryPoints = 2000
 
 // History keeps what status.trainerStatus said over time. The API keeps only the last report
@@ -51,17 +51,47 @@ func NewHistory(max int) *History {
 	return &History{max: max, jobs: map[types.UID]*series{}}
 }
 
-// series is one job's history, compact: metric names once, one float32 per metric per point.
+// series is one job's history, stored by column so a point costs its numbers only (8 bytes of
+// time, 2 of progress, 4 per metric): 1,000 jobs of 500 points fit in about 11 MiB.
 type series struct {
-	names  []string
-	index  map[string]int
-	points []point // oldest first; at most max
+	names   []string
+	index   map[string]int
+	at      []int64     // unix milliseconds of trainerStatus.lastUpdatedTime, increasing
+	percent []int16     // -1 when not reported
+	values  [][]float32 // values[metric][point]; NaN when the point lacks it or it is no number
 }
 
-type point struct {
-	at      int64     // unix milliseconds of trainerStatus.lastUpdatedTime
-	percent int16     // -1 when not reported
-	values  []float32 // by names index; NaN when the point lacks the metric or it is not a number
+func newSeries() *series { return &series{index: map[string]int{}} }
+
+func (s *series) len() int { return len(s.at) }
+
+// column adds a column for a new metric, NaN for the points before it.
+func (s *series) column(name string) {
+	if _, ok := s.index[name]; ok {
+		return
+	}
+	col := make([]float32, len(s.at), cap(s.at))
+	for i := range col {
+		col[i] = nan
+	}
+	s.names = append(s.names, name)
+	s.values = append(s.values, col)
+	s.index[name] = len(s.names) - 1
+}
+
+var nan = float32(math.NaN())
+
+// add appends a point; vals maps metric names (columns added before) to values.
+func (s *series) add(at int64, percent int16, vals map[string]float32) {
+	s.at = append(s.at, at)
+	s.percent = append(s.percent, percent)
+	for i, name := range s.names {
+		v, ok := vals[name]
+		if !ok {
+			v = nan
+		}
+		s.values[i] = append(s.values[i], v)
+	}
 }
 
 // Observe records the TrainJob's current report, once: the same report seen again (a resync,
@@ -76,50 +106,54 @@ func (h *History) Observe(tj *trainer.TrainJob) bool {
 	defer h.mu.Unlock()
 	s := h.jobs[tj.UID]
 	if s == nil {
-		s = &series{index: map[string]int{}}
+		s = newSeries()
 		h.jobs[tj.UID] = s
 	}
-	if n := len(s.points); n > 0 && at <= s.points[n-1].at {
+	if n := s.len(); n > 0 && at <= s.at[n-1] {
 		return false
 	}
-	p := point{at: at, percent: -1}
+	percent := int16(-1)
 	if ts.ProgressPercentage != nil {
-		p.percent = int16(*ts.ProgressPercentage)
+		percent = int16(*ts.ProgressPercentage)
 	}
+	vals := make(map[string]float32, len(ts.Metrics))
 	for _, m := range ts.Metrics {
-		i, ok := s.index[m.Name]
-		if !ok {
-			i = len(s.names)
-			s.names = append(s.names, m.Name)
-			s.index[m.Name] = i
-		}
-		for len(p.values) <= i {
-			p.values = append(p.values, float32(math.NaN()))
-		}
+		s.column(m.Name) // columns in the order the metrics first appear
+		v := nan
 		if f, err := strconv.ParseFloat(m.Value, 64); err == nil {
-			p.values[i] = float32(f)
+			v = float32(f)
 		}
+		vals[m.Name] = v
 	}
-	s.points = append(s.points, p)
-	if len(s.points) > h.max {
-		// Halve the oldest half: the curve keeps its whole span at a coarser step, instead of
-		// forgetting how training began.
-		s.points = thin(s.points, h.max)
+	s.add(at, percent, vals)
+	if s.len() > h.max {
+		s.thin(h.max)
 	}
 	return true
 }
 
-// thin drops every second point of the older half until the series fits in max.
-func thin(ps []point, max int) []point {
-	for len(ps) > max {
-		half := len(ps) / 2
-		kept := ps[:0:0]
-		for i := 0; i < half; i += 2 {
-			kept = append(kept, ps[i])
+// thin drops every second point of the older half until the series fits in max: the curve
+// keeps its whole span at a coarser step, instead of forgetting how training began.
+func (s *series) thin(max int) {
+	for s.len() > max {
+		half := s.len() / 2
+		keep := func(i int) bool { return i >= half || i%2 == 0 }
+		s.at = filter(s.at, keep)
+		s.percent = filter(s.percent, keep)
+		for m := range s.values {
+			s.values[m] = filter(s.values[m], keep)
 		}
-		ps = append(kept, ps[half:]...)
 	}
-	return ps
+}
+
+func filter[T any](xs []T, keep func(int) bool) []T {
+	out := xs[:0]
+	for i, x := range xs {
+		if keep(i) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Forget drops a deleted job's series.
@@ -145,30 +179,27 @@ func (h *History) Curves(uid types.UID) []Curve {
 	if s == nil {
 		return nil
 	}
-	progress := Curve{Name: "progress"}
-	metrics := make([]Curve, len(s.names))
-	for i, n := range s.names {
-		metrics[i].Name = n
-	}
-	for _, p := range s.points {
-		if p.percent >= 0 {
-			progress.Times = append(progress.Times, p.at)
-			progress.Values = append(progress.Values, float64(p.percent))
-		}
-		for i, v := range p.values {
-			if !math.IsNaN(float64(v)) {
-				metrics[i].Times = append(metrics[i].Times, p.at)
-				metrics[i].Values = append(metrics[i].Values, roundFloat32(v))
-			}
-		}
-	}
 	var out []Curve
+	progress := Curve{Name: "progress"}
+	for i, p := range s.percent {
+		if p >= 0 {
+			progress.Times = append(progress.Times, s.at[i])
+			progress.Values = append(progress.Values, float64(p))
+		}
+	}
 	if len(progress.Times) > 0 {
 		out = append(out, progress)
 	}
-	for _, m := range metrics {
-		if len(m.Times) > 0 {
-			out = append(out, m)
+	for m, name := range s.names {
+		c := Curve{Name: name}
+		for i, v := range s.values[m] {
+			if !math.IsNaN(float64(v)) {
+				c.Times = append(c.Times, s.at[i])
+				c.Values = append(c.Values, roundFloat32(v))
+			}
+		}
+		if len(c.Times) > 0 {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -186,39 +217,35 @@ func (h *History) Len(uid types.UID) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if s := h.jobs[uid]; s != nil {
-		return len(s.points)
+		return s.len()
 	}
 	return 0
 }
 
-// persisted is the ConfigMap form of a series: gzip-compressed JSON.
+// persisted is the ConfigMap form of a series: gzip-compressed JSON, by column.
 type persisted struct {
 	Names   []string    `json:"names"`
 	At      []int64     `json:"at"`
 	Percent []int16     `json:"percent"`
-	Values  [][]float32 `json:"values"`
-	// Missing lists, per point, the metrics it lacks (JSON has no NaN; they are written as 0).
-	Missing [][]int `json:"missing,omitempty"`
+	Values  [][]float32 `json:"values"` // by metric; absent values written as 0 and listed in Missing
+	// Missing lists, per metric, the points that lack it (JSON has no NaN).
+	Missing [][]int `json:"missing"`
 }
 
 // Encode returns a job's series, compressed, for its progress ConfigMap.
 func (h *History) Encode(uid types.UID) ([]byte, error) {
 	h.mu.RLock()
-	s := h.jobs[uid]
 	var doc persisted
-	if s != nil {
-		doc.Names = slices.Clone(s.names)
-		for _, p := range s.points {
-			doc.At = append(doc.At, p.at)
-			doc.Percent = append(doc.Percent, p.percent)
-			vals := make([]float32, len(p.values))
+	if s := h.jobs[uid]; s != nil {
+		doc.Names, doc.At, doc.Percent = slices.Clone(s.names), slices.Clone(s.at), slices.Clone(s.percent)
+		for _, col := range s.values {
+			vals := slices.Clone(col)
 			var missing []int
-			for i, v := range p.values {
+			for i, v := range vals {
 				if math.IsNaN(float64(v)) {
+					vals[i] = 0
 					missing = append(missing, i)
-					continue
 				}
-				vals[i] = v
 			}
 			doc.Values = append(doc.Values, vals)
 			doc.Missing = append(doc.Missing, missing)
@@ -251,59 +278,58 @@ func (h *History) Restore(uid types.UID, data []byte) error {
 	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
 		return fmt.Errorf("decoding the progress history: %w", err)
 	}
-	if len(doc.Percent) != len(doc.At) || len(doc.Values) != len(doc.At) {
-		return fmt.Errorf("the progress history is inconsistent: %d times, %d progress values, %d metric rows", len(doc.At), len(doc.Percent), len(doc.Values))
+	n := len(doc.At)
+	if len(doc.Percent) != n || len(doc.Values) != len(doc.Names) || len(doc.Missing) > len(doc.Names) {
+		return fmt.Errorf("the progress history is inconsistent: %d times, %d progress values, %d metrics, %d columns",
+			n, len(doc.Percent), len(doc.Names), len(doc.Values))
 	}
-	s := &series{names: doc.Names, index: map[string]int{}}
-	for i, n := range doc.Names {
-		s.index[n] = i
-	}
-	for i, at := range doc.At {
-		p := point{at: at, percent: doc.Percent[i], values: doc.Values[i]}
-		if i < len(doc.Missing) {
-			for _, m := range doc.Missing[i] {
-				if m >= 0 && m < len(p.values) {
-					p.values[m] = float32(math.NaN())
+	s := &series{names: doc.Names, index: map[string]int{}, at: doc.At, percent: doc.Percent, values: doc.Values}
+	for m, name := range doc.Names {
+		s.index[name] = m
+		if len(doc.Values[m]) != n {
+			return fmt.Errorf("the progress history is inconsistent: metric %q has %d values for %d times", name, len(doc.Values[m]), n)
+		}
+		if m < len(doc.Missing) {
+			for _, i := range doc.Missing[m] {
+				if i >= 0 && i < n {
+					s.values[m][i] = nan
 				}
 			}
 		}
-		s.points = append(s.points, p)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if cur := h.jobs[uid]; cur != nil && len(cur.points) > 0 {
-		first := cur.points[0].at
-		n := len(s.points)
-		for n > 0 && s.points[n-1].at >= first {
-			n--
-		}
-		merged := &series{names: s.names, index: s.index, points: s.points[:n]}
-		for _, p := range cur.points {
-			merged.points = append(merged.points, remap(p, cur.names, merged))
-		}
-		s = merged
+	if cur := h.jobs[uid]; cur != nil && cur.len() > 0 {
+		s.merge(cur)
 	}
-	if len(s.points) > h.max {
-		s.points = thin(s.points, h.max)
+	if s.len() > h.max {
+		s.thin(h.max)
 	}
 	h.jobs[uid] = s
 	return nil
 }
 
-// remap moves a point's values from names to the indexes of s, adding names s lacks.
-func remap(p point, names []string, s *series) point {
-	out := point{at: p.at, percent: p.percent}
-	for i, v := range p.values {
-		j, ok := s.index[names[i]]
-		if !ok {
-			j = len(s.names)
-			s.names = append(s.names, names[i])
-			s.index[names[i]] = j
-		}
-		for len(out.values) <= j {
-			out.values = append(out.values, float32(math.NaN()))
-		}
-		out.values[j] = v
+// merge appends the points of newer that come after s's last one.
+func (s *series) merge(newer *series) {
+	first := newer.at[0]
+	keep := s.len()
+	for keep > 0 && s.at[keep-1] >= first {
+		keep--
 	}
-	return out
+	s.at, s.percent = s.at[:keep], s.percent[:keep]
+	for m := range s.values {
+		s.values[m] = s.values[m][:keep]
+	}
+	for _, name := range newer.names {
+		s.column(name)
+	}
+	for i := range newer.at {
+		vals := map[string]float32{}
+		for m, name := range newer.names {
+			if v := newer.values[m][i]; !math.IsNaN(float64(v)) {
+				vals[name] = v
+			}
+		}
+		s.add(newer.at[i], newer.percent[i], vals)
+	}
 }

@@ -67,25 +67,34 @@ func (p *persister) mark(tj *trainer.TrainJob) {
 	p.dirty[tj.UID] = tj
 }
 
-// restore loads every saved series; a broken one is skipped with its reason, never fatal.
+// restore loads every saved series, a page of ConfigMaps at a time so a thousand saved curves
+// do not sit in memory twice; a broken one is skipped with its reason, never fatal.
 func (p *persister) restore(ctx context.Context) []error {
-	list := &corev1.ConfigMapList{}
-	if err := p.client.List(ctx, list, client.HasLabels{HistoryLabel}); err != nil {
-		return []error{fmt.Errorf("listing the progress history ConfigMaps: %w", err)}
-	}
 	var errs []error
-	for i := range list.Items {
-		cm := &list.Items[i]
-		owner := metav1.GetControllerOf(cm)
-		if owner == nil || owner.Kind != trainer.TrainJobKind {
-			continue
+	cont := ""
+	for {
+		list := &corev1.ConfigMapList{}
+		if err := p.client.List(ctx, list, client.HasLabels{HistoryLabel}, client.Limit(restorePage), client.Continue(cont)); err != nil {
+			return append(errs, fmt.Errorf("listing the progress history ConfigMaps: %w", err))
 		}
-		if err := p.history.Restore(owner.UID, cm.BinaryData[historyKey]); err != nil {
-			errs = append(errs, fmt.Errorf("ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err))
+		for i := range list.Items {
+			cm := &list.Items[i]
+			owner := metav1.GetControllerOf(cm)
+			if owner == nil || owner.Kind != trainer.TrainJobKind {
+				continue
+			}
+			if err := p.history.Restore(owner.UID, cm.BinaryData[historyKey]); err != nil {
+				errs = append(errs, fmt.Errorf("ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err))
+			}
+		}
+		if cont = list.Continue; cont == "" {
+			return errs
 		}
 	}
-	return errs
 }
+
+// restorePage is how many history ConfigMaps one list request reads.
+const restorePage = 100
 
 // run flushes until ctx ends, then once more.
 func (p *persister) run(ctx context.Context, report func(error)) {
