@@ -139,7 +139,7 @@ func (a *Access) authenticate(r *http.Request) (*User, error) {
 		return nil, errRateLimited
 	}
 	tr, err := a.Clientset.AuthenticationV1().TokenReviews().Create(r.Context(),
-		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metaCreate())
+		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("checking the token: %w", err)
 	}
@@ -173,7 +173,7 @@ func (a *Access) Can(ctx context.Context, u *User, verb, group, resource, subres
 		}
 		sar.Spec.Extra[k] = v
 	}
-	res, err := a.Clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metaCreate())
+	res, err := a.Clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 	if err != nil {
 		return false, fmt.Errorf("checking what %s may see: %w", u.Name, err)
 	}
@@ -283,5 +283,3 @@ func (l *rateLimiter) allow(ip string) bool {
 	l.all++
 	return true
 }
-
-func metaCreate() metav1.CreateOptions { return metav1.CreateOptions{} }

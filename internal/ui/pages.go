@@ -168,7 +168,7 @@ func (s *Server) jobData(ctx context.Context, r *http.Request) (*jobPageData, er
 	if err != nil {
 		return nil, err
 	}
-	rt := runtimes[runtimeKey(ns, tj.Spec.RuntimeRef)]
+	rt := runtimes[jobview.RuntimeKey(tj)]
 	wl := s.Store.workloadIndex(ctx, ns)[string(tj.UID)]
 	steps := jobview.Steps(pods)
 	d := &jobPageData{Tab: r.URL.Query().Get("tab"), Step: r.URL.Query().Get("step")}

@@ -228,7 +228,7 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]jobview.Summary, error
 	var out []jobview.Summary
 	for i := range list.Items {
 		tj := &list.Items[i]
-		sum := jobview.Summarize(tj, runtimes[runtimeKey(tj.Namespace, tj.Spec.RuntimeRef)], workloads[string(tj.UID)])
+		sum := jobview.Summarize(tj, runtimes[jobview.RuntimeKey(tj)], workloads[string(tj.UID)])
 		if lo.Matches(&sum) {
 			out = append(out, sum)
 		}
@@ -242,14 +242,7 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]jobview.Summary, error
 	return out, nil
 }
 
-func runtimeKey(ns string, ref trainer.RuntimeRef) string {
-	if ref.Kind != nil && *ref.Kind == trainer.TrainingRuntimeKind {
-		return trainer.TrainingRuntimeKind + "/" + ns + "/" + ref.Name
-	}
-	return trainer.ClusterTrainingRuntimeKind + "//" + ref.Name
-}
-
-// runtimeIndex summarizes every runtime, keyed as runtimeKey.
+// runtimeIndex summarizes every runtime, keyed as jobview.RuntimeKey finds them.
 func (s *Store) runtimeIndex(ctx context.Context) (map[string]*jobview.Runtime, error) {
 	rts, err := s.Runtimes(ctx)
 	if err != nil {
@@ -257,7 +250,7 @@ func (s *Store) runtimeIndex(ctx context.Context) (map[string]*jobview.Runtime, 
 	}
 	out := make(map[string]*jobview.Runtime, len(rts))
 	for i := range rts {
-		out[rts[i].Kind+"/"+rts[i].Namespace+"/"+rts[i].Name] = &rts[i]
+		out[rts[i].Key()] = &rts[i]
 	}
 	return out, nil
 }

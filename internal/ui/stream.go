@@ -128,7 +128,7 @@ func (c ClientsetOpener) Logs(ctx context.Context, ns, pod, container string, op
 
 // Events lists a namespace's events.
 func (c ClientsetOpener) Events(ctx context.Context, ns string) ([]corev1.Event, error) {
-	list, err := c.Clientset.CoreV1().Events(ns).List(ctx, metaListOptions())
+	list, err := c.Clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -235,5 +235,3 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-func metaListOptions() metav1.ListOptions { return metav1.ListOptions{} }

@@ -210,7 +210,7 @@ func (r *Reader) List(ctx context.Context, opts ListOptions) (*SummaryList, erro
 	out := &SummaryList{Items: make([]Summary, 0, len(list.Items)), ResourceVersion: list.ResourceVersion}
 	for i := range list.Items {
 		tj := &list.Items[i]
-		s := Summarize(tj, runtimes[runtimeKey(tj)], workloads[string(tj.UID)])
+		s := Summarize(tj, runtimes[RuntimeKey(tj)], workloads[string(tj.UID)])
 		if opts.Matches(&s) {
 			out.Items = append(out.Items, s)
 		}
@@ -218,7 +218,9 @@ func (r *Reader) List(ctx context.Context, opts ListOptions) (*SummaryList, erro
 	return out, nil
 }
 
-func runtimeKey(tj *trainer.TrainJob) string {
+// RuntimeKey is the key of the runtime a TrainJob references in an index of runtimes built
+// with Runtime.Key: a TrainingRuntime of the job's namespace, or a ClusterTrainingRuntime.
+func RuntimeKey(tj *trainer.TrainJob) string {
 	if runtimeKind(tj) == trainer.TrainingRuntimeKind {
 		return trainer.TrainingRuntimeKind + "/" + tj.Namespace + "/" + tj.Spec.RuntimeRef.Name
 	}
@@ -257,7 +259,7 @@ func (r *Reader) runtimesFor(ctx context.Context, ns string, jobs []trainer.Trai
 func addRuntimes(m map[string]*Runtime, rts []Runtime) {
 	for i := range rts {
 		rt := &rts[i]
-		m[rt.Kind+"/"+rt.Namespace+"/"+rt.Name] = rt
+		m[rt.Key()] = rt
 	}
 }
 

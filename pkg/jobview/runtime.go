@@ -45,6 +45,9 @@ type Runtime struct {
 	Created        metav1.Time `json:"created"`
 }
 
+// Key indexes a runtime so that RuntimeKey finds it from a TrainJob.
+func (r *Runtime) Key() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+
 // SummarizeRuntime reads a runtime's summary. obj is a *TrainingRuntime or *ClusterTrainingRuntime.
 func SummarizeRuntime(obj metav1.Object, kind string, spec *trainer.TrainingRuntimeSpec) Runtime {
 	r := Runtime{

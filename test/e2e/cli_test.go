@@ -21,7 +21,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -32,6 +31,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/cli"
+	"github.com/gantry-ml/gantry/test/util"
 )
 
 // cliResult is what one `kubectl gantry` command line did, and when it ended.
@@ -104,31 +104,13 @@ var _ = ginkgo.Describe("kubectl gantry", func() {
 	})
 })
 
-// syncBuffer is an output the spec reads while the command writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 var _ = ginkgo.Describe("kubectl gantry logs -f", func() {
 	ginkgo.It("started before the pod exists, prints its first line within 1 s of it running, and ends with the job", func() {
 		ns := newNamespace("cli-logs")
 		tj := simulate(trainJob(ns, "logs", clusterRuntime, "torch-distributed", 1, 1),
 			map[string]map[string]string{"node": {simStartDelay: "4s", simDuration: "6s"}})
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
-		out := &syncBuffer{}
+		out := &util.SyncBuffer{}
 		var errOut bytes.Buffer
 		done := make(chan int, 1)
 		go func() {

@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +35,7 @@ import (
 
 	"github.com/gantry-ml/gantry/internal/cli"
 	"github.com/gantry-ml/gantry/test/integration/framework"
+	"github.com/gantry-ml/gantry/test/util"
 )
 
 var (
@@ -80,31 +80,13 @@ func gantryIn(c context.Context, stdin *bytes.Buffer, args ...string) result {
 
 // gantryWith lets the spec change the options first, e.g. wrap the REST config.
 func gantryWith(c context.Context, stdin *bytes.Buffer, configure func(*cli.Options), args ...string) result {
-	return gantryTo(c, stdin, &syncBuffer{}, configure, args...)
-}
-
-// syncBuffer is an output a spec reads while the command still writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return gantryTo(c, stdin, &util.SyncBuffer{}, configure, args...)
 }
 
 // streaming runs a command that goes on (--watch) until the returned cancel.
-func streaming(args ...string) (*syncBuffer, chan result, context.CancelFunc) {
+func streaming(args ...string) (*util.SyncBuffer, chan result, context.CancelFunc) {
 	c, cancel := context.WithCancel(ctx)
-	out := &syncBuffer{}
+	out := &util.SyncBuffer{}
 	done := make(chan result, 1)
 	go func() {
 		defer ginkgo.GinkgoRecover()
@@ -113,7 +95,7 @@ func streaming(args ...string) (*syncBuffer, chan result, context.CancelFunc) {
 	return out, done, cancel
 }
 
-func gantryTo(c context.Context, stdin *bytes.Buffer, stdout *syncBuffer, configure func(*cli.Options), args ...string) result {
+func gantryTo(c context.Context, stdin *bytes.Buffer, stdout *util.SyncBuffer, configure func(*cli.Options), args ...string) result {
 	var stderr bytes.Buffer
 	var in *bytes.Buffer
 	if stdin != nil {
