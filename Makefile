@@ -68,7 +68,7 @@ boilerplate: ## Add the license header of hack/boilerplate.go.txt to every Go fi
 	hack/boilerplate.sh --fix
 
 .PHONY: build
-build: ## Build the gantry binaries (manager, gantry) into bin/, with the kubectl plugin kubectl-gantry and its completion shim.
+build: ## Build the gantry binaries (manager, gantry, gantry-ui) into bin/, with the kubectl plugin kubectl-gantry and its completion shim.
 	go build -o $(BIN_DIR)/ ./cmd/...
 	hack/kubectl-plugin.sh $(BIN_DIR)
 
@@ -80,7 +80,7 @@ cli: ## Build bin/gantry, its kubectl plugin link bin/kubectl-gantry and the com
 	hack/kubectl-plugin.sh $(BIN_DIR)
 
 .PHONY: install
-install: build ## Install gantry, the kubectl plugin kubectl-gantry and its completion shim kubectl_complete-gantry into INSTALL_DIR (/usr/local/bin).
+install: build ## Install gantry, gantry-ui (the web UI server), the kubectl plugin kubectl-gantry and its completion shim kubectl_complete-gantry into INSTALL_DIR (/usr/local/bin).
 	hack/kubectl-plugin.sh $(BIN_DIR) $(INSTALL_DIR)
 
 IMG ?= ghcr.io/gantry-ml/gantry:latest

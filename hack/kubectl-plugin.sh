@@ -18,7 +18,7 @@
 # Makes the gantry binary of SRC_DIR a kubectl plugin in DEST_DIR (default SRC_DIR): a copy of
 # gantry (when DEST_DIR differs), kubectl-gantry as a hard link to it (kubectl finds plugins by
 # that name on PATH) and the kubectl_complete-gantry shim that kubectl 1.26+ runs to complete
-# `kubectl gantry ...`.
+# `kubectl gantry ...`. gantry-ui, the web UI server, is copied along when SRC_DIR has it.
 set -euo pipefail
 
 src=${1:?usage: hack/kubectl-plugin.sh SRC_DIR [DEST_DIR]}
@@ -27,6 +27,7 @@ dest=${2:-$src}
 mkdir -p "$dest"
 if [[ "$(cd "$src" && pwd)" != "$(cd "$dest" && pwd)" ]]; then
   install -m 0755 "$src/gantry" "$dest/gantry"
+  if [[ -x "$src/gantry-ui" ]]; then install -m 0755 "$src/gantry-ui" "$dest/gantry-ui"; fi
 fi
 ln -f "$dest/gantry" "$dest/kubectl-gantry"
 cat > "$dest/kubectl_complete-gantry" <<'SHIM'
@@ -35,4 +36,8 @@ cat > "$dest/kubectl_complete-gantry" <<'SHIM'
 exec "$(dirname "$0")/kubectl-gantry" __complete "$@"
 SHIM
 chmod 0755 "$dest/kubectl_complete-gantry"
-echo "installed gantry, kubectl-gantry and kubectl_complete-gantry in $dest"
+if [[ -x "$dest/gantry-ui" ]]; then
+  echo "installed gantry, gantry-ui, kubectl-gantry and kubectl_complete-gantry in $dest"
+else
+  echo "installed gantry, kubectl-gantry and kubectl_complete-gantry in $dest"
+fi

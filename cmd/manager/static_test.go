@@ -21,10 +21,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// TestStaticBuild builds the image's binaries (the manager and the gantry CLI) as the Dockerfile
+// TestStaticBuild builds the image's binaries (the manager, the gantry CLI and gantry-ui) as the Dockerfile
 // does and checks that they need no dynamic loader or shared library, so they run on a
 // distroless static base.
 func TestStaticBuild(t *testing.T) {
@@ -32,12 +36,12 @@ func TestStaticBuild(t *testing.T) {
 		t.Skip("builds the manager")
 	}
 	out := t.TempDir()
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out+"/", ".", "../gantry")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out+"/", ".", "../gantry", "../gantry-ui")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	for _, name := range []string{"manager", "gantry"} {
+	for _, name := range []string{"manager", "gantry", "gantry-ui"} {
 		t.Run(name, func(t *testing.T) { checkStatic(t, filepath.Join(out, name)) })
 	}
 }
@@ -55,5 +59,39 @@ func checkStatic(t *testing.T, path string) {
 	}
 	if libs, err := f.ImportedLibraries(); err != nil || len(libs) > 0 {
 		t.Errorf("imported libraries %v (%v), want none", libs, err)
+	}
+}
+
+// TestDockerfileCopiesEverySource checks that the Dockerfile's build stage copies every directory
+// of this module that the image's binaries import from: a package moved to a new top-level
+// directory must not break `docker build` where no test runs it.
+func TestDockerfileCopiesEverySource(t *testing.T) {
+	const module = "github.com/gantry-ml/gantry/"
+	out, err := exec.Command("go", "list", "-deps", ".", "../gantry", "../gantry-ui").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	dockerfile, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copied []string
+	for line := range strings.SplitSeq(string(dockerfile), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "COPY" {
+			copied = append(copied, strings.TrimSuffix(f[1], "/"))
+		}
+	}
+	var missing []string
+	for pkg := range strings.SplitSeq(string(out), "\n") {
+		rel, ok := strings.CutPrefix(pkg, module)
+		if !ok {
+			continue
+		}
+		if !slices.ContainsFunc(copied, func(dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }) {
+			missing = append(missing, rel)
+		}
+	}
+	if diff := cmp.Diff([]string(nil), missing); diff != "" {
+		t.Errorf("directories the binaries import from that the Dockerfile does not COPY (-want,+got):\n%s", diff)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 // Event reasons on TrainJobs.
@@ -121,12 +122,12 @@ func (r *TrainJobReconciler) build(ctx context.Context, s *scope) {
 
 func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
 	tj := s.tj
-	rt, source, err := core.ResolveRuntime(ctx, r.client, tj, core.SnapshotThenLive)
+	rt, source, err := ref.ResolveRuntime(ctx, r.client, tj, ref.SnapshotThenLive)
 	if err != nil {
-		if core.IsRuntimeNotFound(err) {
+		if ref.IsRuntimeNotFound(err) {
 			return withReason(metrics.ReasonRuntimeNotFound, err)
 		}
-		if errors.Is(err, core.ErrInvalidSnapshot) {
+		if errors.Is(err, ref.ErrInvalidSnapshot) {
 			return &terminalError{err}
 		}
 		return err
@@ -138,7 +139,7 @@ func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
 	build, err := r.runtime.NewObjects(ctx, tj, rt, obs)
 	if err != nil {
 		err = withReason(metrics.ReasonBuildFailed, fmt.Errorf("building objects: %w", err))
-		if source == core.FromSnapshot {
+		if source == ref.FromSnapshot {
 			// Every input is frozen: the same build fails the same way until the TrainJob changes.
 			return &terminalError{err}
 		}
@@ -163,7 +164,7 @@ func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
 // reporting is left out and the build says why), and what the cluster will add to the pods for
 // runtimes that size a PodGroup from their requests; other runtimes need none of it.
 func (r *TrainJobReconciler) observe(ctx context.Context, tj *trainer.TrainJob, rt client.Object) (*runtime.Observed, error) {
-	spec, err := core.RuntimeSpec(rt)
+	spec, err := ref.RuntimeSpec(rt)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/faults"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 // FieldOwner is the field manager of everything the controller writes.
@@ -147,7 +148,7 @@ type scope struct {
 // suspension and deadline say. It returns when to look again for a deadline; an error means
 // nothing can be said about the status (it is not written).
 func (r *TrainJobReconciler) reconcile(ctx context.Context, s *scope) (time.Duration, error) {
-	if err := core.CheckSupported(s.tj); err != nil {
+	if err := ref.CheckSupported(s.tj); err != nil {
 		setUnsupportedRuntime(s.status, s.tj, err.Error(), s.now)
 		return 0, nil
 	}

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 // CrashAfterWritePrefix names the failpoint fault "crash-after-write=<point>:<n>": the manager
@@ -140,7 +140,7 @@ func point(s *runtime.Scheme, obj runtime.Object, status bool) string {
 	case "PodGroup":
 		return PointPodGroup
 	case "ConfigMap":
-		if o, ok := obj.(client.Object); ok && strings.HasSuffix(o.GetName(), core.SnapshotSuffix) {
+		if o, ok := obj.(client.Object); ok && strings.HasSuffix(o.GetName(), ref.SnapshotSuffix) {
 			return PointSnapshot
 		}
 		return PointConfigMap

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 func TestParseCrashPoint(t *testing.T) {
@@ -86,7 +86,7 @@ func TestCrashingClient(t *testing.T) {
 			writes: func(ctx context.Context, c client.Client, killed func() bool) int {
 				steps := []func() error{
 					func() error { return c.Create(ctx, cm("a")) },
-					func() error { return c.Create(ctx, cm("job"+core.SnapshotSuffix)) },
+					func() error { return c.Create(ctx, cm("job"+ref.SnapshotSuffix)) },
 					func() error { return c.Update(ctx, cm("a")) },
 					func() error { return c.Create(ctx, cm("b")) },
 				}
@@ -120,7 +120,7 @@ func TestCrashingClient(t *testing.T) {
 				u.SetAPIVersion("v1")
 				u.SetKind("ConfigMap")
 				u.SetNamespace("ns")
-				u.SetName("job" + core.SnapshotSuffix)
+				u.SetName("job" + ref.SnapshotSuffix)
 				steps := []func() error{
 					func() error {
 						return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("t"), client.ForceOwnership)

@@ -29,29 +29,29 @@ import (
 // uiTokenFile holds the UI's login token: the link stays the same across restarts of the UI.
 const uiTokenFile = "ui-token"
 
-// uiComponent is `gantry ui` built from the checkout, serving the cluster with the
+// uiComponent is gantry-ui (the server of `gantry ui`) built from the checkout, serving the cluster with the
 // administrator's kubeconfig on 127.0.0.1, its curves kept in ConfigMaps.
 func (c *Cluster) uiComponent() component {
 	p := c.Settings.Ports
 	return component{
-		name: "gantry-ui", binary: c.path("bin", "gantry"), ports: []int{p.GantryUI}, enabled: c.Settings.UI,
+		name: "gantry-ui", binary: c.path("bin", "gantry-ui"), ports: []int{p.GantryUI}, enabled: c.Settings.UI,
 		args: []string{
-			"ui", "--kubeconfig", c.Kubeconfig(), "--address", hostPort(p.GantryUI),
+			"--kubeconfig", c.Kubeconfig(), "--address", hostPort(p.GantryUI),
 			"--token-file", c.path("config", uiTokenFile), "--history", "configmap",
 		},
 		probe:        probe{url: localURL("http", p.GantryUI) + "/healthz"},
 		startTimeout: 60 * time.Second,
-		prepare:      c.buildGantryCLI,
+		prepare:      c.buildGantryUI,
 	}
 }
 
-func (c *Cluster) buildGantryCLI(ctx context.Context) error {
-	c.logf("  %-24s building ./cmd/gantry", "gantry-ui")
-	build := exec.CommandContext(ctx, "go", "build", "-o", c.path("bin", "gantry"), "./cmd/gantry")
+func (c *Cluster) buildGantryUI(ctx context.Context) error {
+	c.logf("  %-24s building ./cmd/gantry-ui", "gantry-ui")
+	build := exec.CommandContext(ctx, "go", "build", "-o", c.path("bin", "gantry-ui"), "./cmd/gantry-ui")
 	build.Dir = c.Root
 	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/gantry: %w\n%s", err, out)
+		return fmt.Errorf("go build ./cmd/gantry-ui: %w\n%s", err, out)
 	}
 	return nil
 }

@@ -29,7 +29,8 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	authnv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	authzv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/lru"
 
@@ -55,11 +56,39 @@ func UserFrom(ctx context.Context) *User {
 	return u
 }
 
+// ReviewClient makes TokenReviews and SubjectAccessReviews: a *kubernetes.Clientset, or
+// NewReviewClient's, which does not pull every API group's client into the binary.
+type ReviewClient interface {
+	AuthenticationV1() authnv1client.AuthenticationV1Interface
+	AuthorizationV1() authzv1client.AuthorizationV1Interface
+}
+
+type reviewClient struct {
+	authn authnv1client.AuthenticationV1Interface
+	authz authzv1client.AuthorizationV1Interface
+}
+
+func (c reviewClient) AuthenticationV1() authnv1client.AuthenticationV1Interface { return c.authn }
+func (c reviewClient) AuthorizationV1() authzv1client.AuthorizationV1Interface   { return c.authz }
+
+// NewReviewClient returns a ReviewClient for cfg.
+func NewReviewClient(cfg *rest.Config) (ReviewClient, error) {
+	authn, err := authnv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	authz, err := authzv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return reviewClient{authn, authz}, nil
+}
+
 // Access authenticates requests (token or header mode) and authorizes what each user may see
 // with SubjectAccessReviews, cached: the store reads with the UI's own identity, so nothing is
 // served before the API server said this user may read it.
 type Access struct {
-	Clientset kubernetes.Interface
+	Clientset ReviewClient
 	// Header, when set, is the trusted proxy header carrying the user name (header mode);
 	// otherwise requests carry a bearer token (token mode).
 	Header string
@@ -72,7 +101,7 @@ type Access struct {
 }
 
 // NewAccess returns the token-mode (header == "") or header-mode access control.
-func NewAccess(cs kubernetes.Interface, header, groupsHeader string) *Access {
+func NewAccess(cs ReviewClient, header, groupsHeader string) *Access {
 	return &Access{
 		Clientset: cs, Header: header, GroupsHeader: groupsHeader,
 		tokens: newTTLCache[*User](4096), sars: newTTLCache[bool](16384),

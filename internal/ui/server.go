@@ -29,7 +29,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/gantry-ml/gantry/pkg/jobview"
@@ -160,7 +159,7 @@ func (s *Server) opener(r *http.Request) (LogOpener, error) {
 	if s.Access == nil || u == nil {
 		return s.Logs, nil
 	}
-	cs, err := kubernetes.NewForConfig(UserConfig(s.BaseConfig, u))
+	cs, err := jobview.NewCoreClient(UserConfig(s.BaseConfig, u))
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/pkg/jobview"
@@ -117,7 +116,7 @@ type LogOpener interface {
 }
 
 // ClientsetOpener reads logs and events with one identity.
-type ClientsetOpener struct{ Clientset kubernetes.Interface }
+type ClientsetOpener struct{ Clientset jobview.CoreClient }
 
 // Logs opens a container's log.
 func (c ClientsetOpener) Logs(ctx context.Context, ns, pod, container string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {

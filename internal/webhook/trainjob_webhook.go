@@ -37,6 +37,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 // +kubebuilder:webhook:path=/mutate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=defaulter.trainjob.trainer.kubeflow.org,admissionReviewVersions=v1
@@ -124,7 +125,7 @@ func (v *TrainJobValidator) ValidateDelete(context.Context, *trainer.TrainJob) (
 
 func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.TrainJob) (admission.Warnings, error) {
 	refPath := field.NewPath("spec", "runtimeRef")
-	if err := core.CheckSupported(tj); err != nil {
+	if err := ref.CheckSupported(tj); err != nil {
 		return nil, field.ErrorList{field.Invalid(refPath, tj.Spec.RuntimeRef, err.Error())}.ToAggregate()
 	}
 	if old != nil && !specChanged(old, tj) {
@@ -133,18 +134,18 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 		// after the runtime is deleted (Kueue preempts by suspending).
 		return nil, nil
 	}
-	lookup := core.SnapshotThenLive
+	lookup := ref.SnapshotThenLive
 	if old == nil {
-		lookup = core.LiveOnly
+		lookup = ref.LiveOnly
 	}
-	rt, _, err := core.ResolveRuntime(ctx, v.client, tj, lookup)
-	if _, notFound := errors.AsType[*core.RuntimeNotFoundError](err); notFound && v.apiReader != nil {
+	rt, _, err := ref.ResolveRuntime(ctx, v.client, tj, lookup)
+	if _, notFound := errors.AsType[*ref.RuntimeNotFoundError](err); notFound && v.apiReader != nil {
 		// A runtime applied together with its TrainJob (one kubectl apply) may not have reached
 		// the cache yet: ask the apiserver before refusing.
-		rt, _, err = core.ResolveRuntime(ctx, v.apiReader, tj, lookup)
+		rt, _, err = ref.ResolveRuntime(ctx, v.apiReader, tj, lookup)
 	}
 	if err != nil {
-		if nf, ok := errors.AsType[*core.RuntimeNotFoundError](err); ok {
+		if nf, ok := errors.AsType[*ref.RuntimeNotFoundError](err); ok {
 			kind := "clusterTrainingRuntime"
 			if nf.Kind == trainer.TrainingRuntimeKind {
 				kind = "trainingRuntime"
@@ -186,7 +187,7 @@ func (v *TrainJobValidator) observe(ctx context.Context, old, tj *trainer.TrainJ
 			return nil, fmt.Errorf("reading the JobSet: %w", err)
 		}
 	}
-	spec, err := core.RuntimeSpec(rt)
+	spec, err := ref.RuntimeSpec(rt)
 	if err != nil || spec.PodGroupPolicy == nil || spec.PodGroupPolicy.Volcano == nil {
 		return obs, err
 	}

@@ -25,7 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -36,11 +37,30 @@ import (
 // opened again, and nothing is missed for longer than this.
 const resync = 2 * time.Second
 
+// CoreClient reads pods/log: a *kubernetes.Clientset, or NewCoreClient's, which does not pull
+// every API group's client into the binary.
+type CoreClient interface {
+	CoreV1() corev1client.CoreV1Interface
+}
+
+type coreClient struct{ core corev1client.CoreV1Interface }
+
+func (c coreClient) CoreV1() corev1client.CoreV1Interface { return c.core }
+
+// NewCoreClient returns a CoreClient for cfg.
+func NewCoreClient(cfg *rest.Config) (CoreClient, error) {
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return coreClient{core}, nil
+}
+
 // APISource is the LogSource of a TrainJob on a cluster: pods and the job are watched, logs
 // come from pods/log.
 type APISource struct {
 	Reader    *Reader
-	Clientset kubernetes.Interface
+	Clientset CoreClient
 	Namespace string
 	Name      string
 	// Context bounds the watches; the first Changed call's when nil. Give the command's: a

@@ -31,7 +31,7 @@ import (
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	gscheme "github.com/gantry-ml/gantry/internal/scheme"
 )
 
@@ -127,10 +127,10 @@ func (r *Reader) Pods(ctx context.Context, tj *trainer.TrainJob) ([]corev1.Pod, 
 }
 
 func (r *Reader) runtimeOf(ctx context.Context, tj *trainer.TrainJob) *Runtime {
-	obj, _, err := core.ResolveRuntime(ctx, r.Client, tj, core.SnapshotThenLive)
+	obj, _, err := ref.ResolveRuntime(ctx, r.Client, tj, ref.SnapshotThenLive)
 	if err != nil {
 		// The snapshot may be unreadable to this user while the runtime is not.
-		if obj, _, err = core.ResolveRuntime(ctx, r.Client, tj, core.LiveOnly); err != nil {
+		if obj, _, err = ref.ResolveRuntime(ctx, r.Client, tj, ref.LiveOnly); err != nil {
 			return nil
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/render"
 	gruntime "github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 // Gantry admits objects as a cluster running Gantry does: its CRDs' schemas and CEL rules,
@@ -78,7 +79,7 @@ func (g *Gantry) AdmitTrainJob(ctx context.Context, rtObj, tjObj map[string]any)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	if err := core.CheckSupported(tj); err != nil {
+	if err := ref.CheckSupported(tj); err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), tj.Spec.RuntimeRef, err.Error())}
 	}
 	_, errs := g.runtime.ValidateObjects(nil, tj, rt, &gruntime.Observed{})

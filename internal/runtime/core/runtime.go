@@ -14,18 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package core resolves a TrainJob's runtime, builds its Info and drives the plugin framework: it
-// is the only part of the pipeline that deals with runtime objects and snapshots.
+// Package core builds a TrainJob's Info over its runtime and drives the plugin framework; the
+// runtime itself is found and frozen by package ref.
 package core
 
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -34,58 +31,8 @@ import (
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
-
-// ErrUnsupportedRuntime is returned for a runtimeRef whose group and kind are not a runtime kind.
-var ErrUnsupportedRuntime = errors.New("unsupported runtime")
-
-// Supported runtime kinds.
-var (
-	TrainingRuntimeGroupKind        = trainer.GroupVersion.WithKind(trainer.TrainingRuntimeKind).GroupKind()
-	ClusterTrainingRuntimeGroupKind = trainer.GroupVersion.WithKind(trainer.ClusterTrainingRuntimeKind).GroupKind()
-)
-
-// RuntimeGroupKind is the group and kind tj's runtimeRef names, with the schema defaults for unset
-// fields.
-func RuntimeGroupKind(tj *trainer.TrainJob) schema.GroupKind {
-	return schema.GroupKind{
-		Group: ptr.Deref(tj.Spec.RuntimeRef.APIGroup, trainer.DefaultRuntimeRefAPIGroup),
-		Kind:  ptr.Deref(tj.Spec.RuntimeRef.Kind, trainer.DefaultRuntimeRefKind),
-	}
-}
-
-// CheckSupported returns an error wrapping ErrUnsupportedRuntime, with the message
-// "unsupported runtime: <GroupKind>", when tj references something other than a runtime kind.
-func CheckSupported(tj *trainer.TrainJob) error {
-	gk := RuntimeGroupKind(tj)
-	if gk != TrainingRuntimeGroupKind && gk != ClusterTrainingRuntimeGroupKind {
-		return fmt.Errorf("%w: %s", ErrUnsupportedRuntime, gk)
-	}
-	return nil
-}
-
-// NewRuntimeObject returns an empty object of the kind tj references.
-func NewRuntimeObject(tj *trainer.TrainJob) (client.Object, error) {
-	if err := CheckSupported(tj); err != nil {
-		return nil, err
-	}
-	if RuntimeGroupKind(tj) == TrainingRuntimeGroupKind {
-		return &trainer.TrainingRuntime{}, nil
-	}
-	return &trainer.ClusterTrainingRuntime{}, nil
-}
-
-// RuntimeSpec returns the spec of a TrainingRuntime or ClusterTrainingRuntime.
-func RuntimeSpec(rt client.Object) (*trainer.TrainingRuntimeSpec, error) {
-	switch r := rt.(type) {
-	case *trainer.TrainingRuntime:
-		return &r.Spec, nil
-	case *trainer.ClusterTrainingRuntime:
-		return &r.Spec, nil
-	default:
-		return nil, fmt.Errorf("%T is not a runtime", rt)
-	}
-}
 
 // Runtime builds, validates and reports on TrainJobs with one plugin framework.
 type Runtime struct {
@@ -109,7 +56,7 @@ func (r *Runtime) Framework() *framework.Framework {
 // PodSets are what the JobSet will hold. obs is what the caller read from the cluster (nil when
 // nothing).
 func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object, obs *runtime.Observed) (*runtime.Info, error) {
-	spec, err := RuntimeSpec(rt)
+	spec, err := ref.RuntimeSpec(rt)
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +90,11 @@ func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt clien
 	if err != nil {
 		return nil, err
 	}
-	snapshot := newSnapshotSkeleton(tj)
+	snapshot := ref.NewSnapshotSkeleton(tj)
 	objs = append([]apply.Desired{{
 		Object:   snapshot,
 		Mode:     apply.IfAbsent,
-		Complete: func() error { return fillSnapshot(snapshot, rt) },
+		Complete: func() error { return ref.FillSnapshot(snapshot, rt) },
 	}}, objs...)
 	for _, o := range objs {
 		if isConfigMapOrSecret(o.Object) {
@@ -176,7 +123,7 @@ func isConfigMapOrSecret(obj client.Object) bool {
 // PriorityClasses; nil when nothing). When the patches do not apply to the runtime, the checks run
 // on the unpatched runtime, so the JobSet plugin can say which patch is wrong.
 func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, obs *runtime.Observed) (admission.Warnings, field.ErrorList) {
-	spec, err := RuntimeSpec(rt)
+	spec, err := ref.RuntimeSpec(rt)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
 	}

@@ -27,6 +27,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 // requiredContainer is the container each step a TrainJob overrides must have.
@@ -48,7 +49,7 @@ var requiredContainer = map[string]string{
 //     schedulers), checked on every write. Kubeflow Trainer accepts these runtimes and fails
 //     every TrainJob using them; README's Compatibility promise lists them.
 func ValidateRuntime(rt, old client.Object) field.ErrorList {
-	spec, err := RuntimeSpec(rt)
+	spec, err := ref.RuntimeSpec(rt)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}

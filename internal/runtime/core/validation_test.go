@@ -26,6 +26,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
@@ -174,7 +175,7 @@ func TestCheckSupported(t *testing.T) {
 				tj.Spec.RuntimeRef.Kind, tj.Spec.RuntimeRef.APIGroup = &tc.kind, &tc.group
 			}
 			got := ""
-			if err := CheckSupported(tj); err != nil {
+			if err := ref.CheckSupported(tj); err != nil {
 				got = err.Error()
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

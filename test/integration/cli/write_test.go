@@ -17,11 +17,14 @@ limitations under the License.
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -307,5 +310,57 @@ var _ = ginkgo.Describe("ui", func() {
 		r := gantry("ui", "--address", "0.0.0.0:0")
 		gomega.Expect(r.Code).To(gomega.Equal(2))
 		gomega.Expect(r.Stderr).To(gomega.Equal("error: --address \"0.0.0.0:0\": kubeconfig mode serves your own identity, so it listens on loopback only (127.0.0.1)\n"))
+	})
+
+	ginkgo.It("runs gantry-ui when it is installed beside gantry, with the flags gantry-ui takes", func() {
+		dir := ginkgo.GinkgoT().TempDir()
+		for _, name := range []string{"gantry", "gantry-ui"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), filepath.Join(util.RepoRoot(), "cmd", name)).CombinedOutput()
+			gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+		}
+		gomega.Expect(os.Link(filepath.Join(dir, "gantry"), filepath.Join(dir, "kubectl-gantry"))).To(gomega.Succeed())
+		ns := util.NewNamespace(ctx, k8sClient, "lean-ui")
+		// As kubectl runs the plugin: kubectl-gantry, a hard link to gantry.
+		cmd := exec.Command(filepath.Join(dir, "kubectl-gantry"), "ui", "--kubeconfig", kubeconfig, "-n", ns,
+			"--address", "127.0.0.1:0", "--request-timeout", "20s", "--cache-dir", dir)
+		stdout, err := cmd.StdoutPipe()
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		cmd.Stderr = ginkgo.GinkgoWriter
+		gomega.Expect(cmd.Start()).To(gomega.Succeed())
+		ginkgo.DeferCleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(line).To(gomega.MatchRegexp(`^Gantry UI: http://127\.0\.0\.1:\d+/jobs\?token=[0-9a-f]{48}\n$`))
+
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid))
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(exe).To(gomega.Equal(filepath.Join(dir, "gantry-ui")), "the process is gantry-ui now")
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")[1:]
+		gomega.Expect(args).To(gomega.ConsistOf("--address=127.0.0.1:0", "--kubeconfig="+kubeconfig, "--namespace="+ns,
+			"--request-timeout=20s"), "the UI's and the connection flags, not the CLI's own (--cache-dir)")
+
+		jar, err := cookiejar.New(nil)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		resp, err := (&http.Client{Jar: jar}).Get(strings.TrimSpace(strings.TrimPrefix(line, "Gantry UI: "))) //nolint:noctx // loopback
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		_ = resp.Body.Close()
+		gomega.Expect(resp.StatusCode).To(gomega.Equal(http.StatusOK))
+
+		// A flag only the CLI honours keeps the UI in the gantry process.
+		inProcess := exec.Command(filepath.Join(dir, "gantry"), "ui", "--kubeconfig", kubeconfig, "--address", "127.0.0.1:0",
+			"--as", "admin", "--as-group", "system:masters", "--as-user-extra", "team=a")
+		stdout, err = inProcess.StdoutPipe()
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		inProcess.Stderr = ginkgo.GinkgoWriter
+		gomega.Expect(inProcess.Start()).To(gomega.Succeed())
+		ginkgo.DeferCleanup(func() { _ = inProcess.Process.Kill(); _ = inProcess.Wait() })
+		line, err = bufio.NewReader(stdout).ReadString('\n')
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(line).To(gomega.HavePrefix("Gantry UI: http://127.0.0.1:"))
+		exe, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", inProcess.Process.Pid))
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(exe).To(gomega.Equal(filepath.Join(dir, "gantry")), "--as-user-extra is served in process")
 	})
 })

@@ -35,7 +35,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/controller"
-	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
@@ -209,7 +209,7 @@ var _ = ginkgo.Describe("moving from Kubeflow Trainer v2.3's Helm chart to Gantr
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(k8sClient.Get(ctx, key(userNS, "finished"), tj)).To(gomega.Succeed())
 			g.Expect(gone(&jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: userNS, Name: "finished"}})()).To(gomega.BeTrue())
-			g.Expect(gone(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: userNS, Name: core.SnapshotName(tj)}})()).To(gomega.BeTrue())
+			g.Expect(gone(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: userNS, Name: ref.SnapshotName(tj)}})()).To(gomega.BeTrue())
 		}, 3*time.Second, util.Interval).Should(gomega.Succeed())
 		expectKept(tj, tj.Spec, tj.Status.Conditions, before["finished"])
 	})
@@ -219,7 +219,7 @@ var _ = ginkgo.Describe("moving from Kubeflow Trainer v2.3's Helm chart to Gantr
 		gomega.Expect(k8sClient.Get(ctx, key(userNS, "running"), tj)).To(gomega.Succeed())
 		// Gantry snapshots the runtime of a TrainJob it builds; the reference left none.
 		gomega.Eventually(func() error {
-			return k8sClient.Get(ctx, key(userNS, core.SnapshotName(tj)), &corev1.ConfigMap{})
+			return k8sClient.Get(ctx, key(userNS, ref.SnapshotName(tj)), &corev1.ConfigMap{})
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		js := &jobsetv1alpha2.JobSet{}
 		gomega.Expect(k8sClient.Get(ctx, key(userNS, "running"), js)).To(gomega.Succeed())

@@ -32,6 +32,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 // Watches re-enqueue suspended TrainJobs when a LimitRange of their namespace or a RuntimeClass
@@ -76,11 +77,11 @@ func suspendedTrainJobs(ctx context.Context, c client.Client, in client.ListOpti
 // usesRuntimeClass reports whether any pod template of the runtime tj builds from (its snapshot,
 // else the live runtime) names the RuntimeClass.
 func usesRuntimeClass(ctx context.Context, c client.Client, tj *trainer.TrainJob, name string) bool {
-	rt, _, err := core.ResolveRuntime(ctx, c, tj, core.SnapshotThenLive)
+	rt, _, err := ref.ResolveRuntime(ctx, c, tj, ref.SnapshotThenLive)
 	if err != nil {
 		return false
 	}
-	spec, err := core.RuntimeSpec(rt)
+	spec, err := ref.RuntimeSpec(rt)
 	if err != nil {
 		return false
 	}

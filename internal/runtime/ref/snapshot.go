@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package core
+package ref
 
 import (
 	"errors"
@@ -44,16 +44,16 @@ func SnapshotName(tj *trainer.TrainJob) string {
 // NewSnapshot returns the ConfigMap that freezes the runtime tj started with: later reconciles
 // build from it, so editing or deleting the runtime never changes a running job.
 func NewSnapshot(tj *trainer.TrainJob, rt client.Object) (*corev1.ConfigMap, error) {
-	cm := newSnapshotSkeleton(tj)
-	if err := fillSnapshot(cm, rt); err != nil {
+	cm := NewSnapshotSkeleton(tj)
+	if err := FillSnapshot(cm, rt); err != nil {
 		return nil, err
 	}
 	return cm, nil
 }
 
-// fillSnapshot writes the runtime's YAML into cm. Encoding YAML is most of the cost of a build,
+// FillSnapshot writes the runtime's YAML into cm. Encoding YAML is most of the cost of a build,
 // so the controller does it only when the snapshot does not exist yet.
-func fillSnapshot(cm *corev1.ConfigMap, rt client.Object) error {
+func FillSnapshot(cm *corev1.ConfigMap, rt client.Object) error {
 	frozen, ok := rt.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("%T is not a client.Object", rt)
@@ -68,9 +68,9 @@ func fillSnapshot(cm *corev1.ConfigMap, rt client.Object) error {
 	return nil
 }
 
-// newSnapshotSkeleton is the snapshot without its data. It is immutable: once written, nobody can
+// NewSnapshotSkeleton is the snapshot without its data. It is immutable: once written, nobody can
 // change what a running TrainJob is rebuilt from.
-func newSnapshotSkeleton(tj *trainer.TrainJob) *corev1.ConfigMap {
+func NewSnapshotSkeleton(tj *trainer.TrainJob) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: runtime.OwnedBy(tj, SnapshotName(tj)),
