@@ -92,7 +92,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration test-browser test-examples bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the web UI in headless Chromium, the downstream test kit example, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration test-browser test-localrun test-examples bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the web UI in headless Chromium, real torchrun runs of gantry run --local, the downstream test kit example, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -130,6 +130,14 @@ browser-deps: ## Install what the browser tests need: Debian's chromium and Node
 .PHONY: test-browser
 test-browser: envtest-assets browser-deps ## Drive the web UI in headless Chromium (playwright-core, axe-core) against an API server; screenshots in _output/browser.
 	go test $(GO_TEST_FLAGS) -timeout 10m ./test/browser/...
+
+.PHONY: local-run-deps
+local-run-deps: ## Install what the local-run tests need: Debian's python3-torch (torchrun, gloo; apt, as root).
+	hack/local-run-deps.sh
+
+.PHONY: test-localrun
+test-localrun: local-run-deps ## gantry run --local with real processes: DDP over 2 nodes x 2 processes with Debian's torchrun, a failing rank, two runs at once.
+	go test $(GO_TEST_FLAGS) -timeout 10m ./test/localrun/...
 
 .PHONY: test-examples
 test-examples: envtest-assets ## Run the downstream example module (examples/downstream-envtest): an envtest suite of its own that runs Gantry through pkg/testkit.

@@ -34,7 +34,9 @@ const lastEvents = 10
 
 type getOptions struct {
 	*Options
-	out *outputFlags
+	out     *outputFlags
+	local   bool
+	workdir string
 }
 
 func newGetCommand(o *Options) *cobra.Command {
@@ -57,10 +59,15 @@ TrainJobView) for scripts and agents; its fields only grow within a version.`,
 		RunE:              func(cmd *cobra.Command, args []string) error { return g.run(cmd.Context(), args[0]) },
 	}
 	g.out = addOutputFlags(cmd, false)
+	cmd.Flags().BoolVar(&g.local, "local", false, "Show a local run (gantry run --local) from its run.json instead.")
+	cmd.Flags().StringVar(&g.workdir, "workdir", "", "With --local, the run's workdir (default "+LocalRunsDir+"/NAME).")
 	return cmd
 }
 
 func (g *getOptions) run(ctx context.Context, name string) error {
+	if g.local {
+		return g.getLocal(name)
+	}
 	ns, err := g.Namespace()
 	if err != nil {
 		return err

@@ -28,9 +28,11 @@ import (
 
 type logsOptions struct {
 	*Options
-	opts  jobview.LogOptions
-	tail  int64
-	since time.Duration
+	opts    jobview.LogOptions
+	tail    int64
+	since   time.Duration
+	local   bool
+	workdir string
 }
 
 func newLogsCommand(o *Options) *cobra.Command {
@@ -62,6 +64,8 @@ pod is an error (exit code 4), not empty output.`,
 	f.DurationVar(&lo.since, "since", 0, "Only lines newer than this duration, e.g. 5m.")
 	f.BoolVar(&lo.opts.Timestamps, "timestamps", false, "Start each line with its RFC 3339 timestamp.")
 	f.BoolVar(&lo.opts.Prefix, "prefix", false, "Prefix each line with [step] (--all implies it).")
+	f.BoolVar(&lo.local, "local", false, "Print a local run's logs (gantry run --local) from its workdir instead.")
+	f.StringVar(&lo.workdir, "workdir", "", "With --local, the run's workdir (default "+LocalRunsDir+"/NAME).")
 	_ = cmd.RegisterFlagCompletionFunc("step", o.completeSteps)
 	return cmd
 }
@@ -79,6 +83,9 @@ func (lo *logsOptions) run(ctx context.Context, cmd *cobra.Command, name string)
 		return usageErrorf("--since must be a positive duration, got %s", lo.since)
 	} else if lo.since > 0 {
 		lo.opts.Since = &lo.since
+	}
+	if lo.local {
+		return lo.logsLocal(name)
 	}
 	ns, err := lo.Namespace()
 	if err != nil {

@@ -20,38 +20,35 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"strings"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/config/runtimes"
 	"github.com/gantry-ml/gantry/internal/render"
 )
 
 // render prints what the controller would create for tj, with the pipeline of `gantry render`.
 // The runtime comes from the file, else the cluster, else the runtimes Gantry ships.
 func (t *trainOptions) render(ctx context.Context, tj *unstructured.Unstructured, extra []*unstructured.Unstructured) error {
-	docs := append([]*unstructured.Unstructured{tj}, extra...)
-	if !hasRuntime(tj, extra) {
-		rt, err := t.runtimeDocument(ctx, tj)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, rt)
-	}
 	var sources []render.Source
-	for i, d := range docs {
+	for i, d := range append([]*unstructured.Unstructured{tj}, extra...) {
 		data, err := toYAML(d.Object)
 		if err != nil {
 			return err
 		}
 		sources = append(sources, render.Source{Name: fmt.Sprintf("%s[%d]", sourceName(t.file), i), Data: bytes.NewReader(data)})
 	}
-	in, err := render.Read(sources)
-	if err != nil {
+	in, err := render.ReadFinding(sources, t.runtimeFinder(ctx, runtimeSourceAuto))
+	if render.IsInputError(err) {
 		return withCode(ExitUsage, err)
+	}
+	if err != nil {
+		return err
 	}
 	rt, err := render.NewRuntime()
 	if err != nil {
@@ -82,54 +79,67 @@ func sourceName(file string) string {
 	return file
 }
 
-func hasRuntime(tj *unstructured.Unstructured, docs []*unstructured.Unstructured) bool {
-	name, _, _ := unstructured.NestedString(tj.Object, "spec", "runtimeRef", "name")
-	for _, d := range docs {
-		if d.GetName() == name && (d.GetKind() == trainer.TrainingRuntimeKind || d.GetKind() == trainer.ClusterTrainingRuntimeKind) {
-			return true
-		}
-	}
-	return false
-}
+// Where runtimeFinder looks for a runtime the files lack.
+const (
+	runtimeSourceAuto    = "auto"    // the cluster, else the shipped runtimes
+	runtimeSourceCluster = "cluster" // the cluster only
+	runtimeSourceShipped = "shipped" // the shipped runtimes only
+)
 
-// runtimeDocument reads the runtime tj references from the cluster, else from the shipped ones.
-func (t *trainOptions) runtimeDocument(ctx context.Context, tj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	name, _, _ := unstructured.NestedString(tj.Object, "spec", "runtimeRef", "name")
-	if t.cfgAvailable() {
-		if r, err := t.Reader(); err == nil {
-			if rt, obj, err := r.GetRuntime(ctx, tj.GetNamespace(), name); err == nil {
-				obj.SetManagedFields(nil)
-				u, err := toUnstructured(obj)
-				if err != nil {
-					return nil, err
-				}
-				u.SetGroupVersionKind(trainer.GroupVersion.WithKind(rt.Kind))
-				return u, nil
+// runtimeFinder finds the runtime a TrainJob's files lack: on the cluster of the kubeconfig
+// (read only), then among the runtimes Gantry ships, as source allows. It is the one place where
+// train --dry-run=client and run --local get a runtime.
+func (o *Options) runtimeFinder(ctx context.Context, source string) render.RuntimeFinder {
+	return func(kind, namespace, name string) (*render.Source, error) {
+		if source != runtimeSourceShipped {
+			src, err := o.clusterRuntime(ctx, kind, namespace, name)
+			switch {
+			case src != nil:
+				return src, nil
+			case source == runtimeSourceCluster && err != nil:
+				return nil, fmt.Errorf("reading %s %q from the cluster: %w", kind, name, err)
+			case source == runtimeSourceCluster:
+				return nil, withCode(ExitNotFound, fmt.Errorf("%s %q is neither in the files nor on the cluster", kind, name))
 			}
 		}
+		src, err := render.ShippedRuntime(kind, namespace, name)
+		if err != nil || src == nil {
+			return nil, withCode(ExitNotFound, fmt.Errorf("%s %q not found in the files, on the cluster or among the runtimes Gantry ships", kind, name))
+		}
+		if source == runtimeSourceAuto {
+			_, _ = fmt.Fprintf(o.Streams.ErrOut, "warning: using the %s %q Gantry ships: it is not on the cluster, or the cluster cannot be reached\n", kind, name)
+		}
+		return src, nil
 	}
-	entries, err := fs.Glob(runtimes.Files, "*.yaml")
+}
+
+// clusterRuntime reads a runtime from the cluster as YAML; nil when it is not there.
+func (o *Options) clusterRuntime(ctx context.Context, kind, namespace, name string) (*render.Source, error) {
+	if _, err := o.ConfigFlags.ToRESTConfig(); err != nil {
+		return nil, err
+	}
+	reader, err := o.Reader()
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		if !runtimes.IsRuntime(e) {
-			continue
-		}
-		data, err := runtimes.Files.ReadFile(e)
-		if err != nil {
-			return nil, err
-		}
-		docs, err := decodeDocuments(e, data)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range docs {
-			if d.GetKind() == trainer.ClusterTrainingRuntimeKind && d.GetName() == name {
-				_, _ = fmt.Fprintf(t.Streams.ErrOut, "warning: using the ClusterTrainingRuntime %q Gantry ships: it is not on the cluster, or the cluster cannot be reached\n", name)
-				return d, nil
-			}
-		}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var obj client.Object = &trainer.ClusterTrainingRuntime{}
+	if kind == trainer.TrainingRuntimeKind {
+		obj = &trainer.TrainingRuntime{}
 	}
-	return nil, withCode(ExitNotFound, fmt.Errorf("runtime %q not found in the file, on the cluster or among the runtimes Gantry ships", name))
+	if err := reader.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(trainer.GroupVersion.WithKind(kind))
+	// As the controller snapshots it (uid and resourceVersion included), but for managedFields.
+	obj.SetManagedFields(nil)
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &render.Source{Name: "the cluster's " + kind + " " + name, Data: bytes.NewReader(data)}, nil
 }

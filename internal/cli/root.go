@@ -80,7 +80,7 @@ runtime), 5 forbidden, 6 the API server cannot be reached.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
 	root.AddGroup(&cobra.Group{ID: "jobs", Title: "TrainJobs:"}, &cobra.Group{ID: OtherGroup, Title: "Other commands:"})
 	for _, c := range []*cobra.Command{
-		newTrainCommand(o), newListCommand(o), newGetCommand(o),
+		newTrainCommand(o), newRunCommand(o), newListCommand(o), newGetCommand(o),
 		newLogsCommand(o), newWaitCommand(o), newEventsCommand(o), newDeleteCommand(o),
 		newSuspendCommand(o, true), newSuspendCommand(o, false),
 	} {

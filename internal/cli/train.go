@@ -370,11 +370,3 @@ func decodeDocuments(path string, data []byte) ([]*unstructured.Unstructured, er
 
 // toYAML is one document of a render input.
 func toYAML(obj any) ([]byte, error) { return yaml.Marshal(obj) }
-
-func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	return &unstructured.Unstructured{Object: m}, nil
-}

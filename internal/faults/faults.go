@@ -37,6 +37,10 @@ const RecreateJobSets = "recreate-jobsets"
 // the needless-write defect I5 exists to catch.
 const WriteUnchangedStatus = "write-unchanged-status"
 
+// LocalRunNoStop makes gantry run --local leave the other steps running when one fails: the
+// defect the local-run suite's failure test exists to catch.
+const LocalRunNoStop = "localrun-no-stop"
+
 var enabled = strings.Split(os.Getenv(EnvVar), ",")
 
 // Enabled reports whether the fault name is injected.

@@ -137,6 +137,55 @@ func Read(sources []Source) (*Input, error) {
 	return read(sources, schemas)
 }
 
+// RuntimeFinder returns the YAML of a runtime the sources lack (kind, the namespace of a
+// TrainingRuntime, name), or nil when it has none; its error is ReadFinding's.
+type RuntimeFinder func(kind, namespace, name string) (*Source, error)
+
+// ReadFinding is Read where the TrainJob's runtime, when the sources lack it, comes from find:
+// gantry run --local takes it from the cluster or the shipped runtimes.
+func ReadFinding(sources []Source, find RuntimeFinder) (*Input, error) {
+	schemas, err := crdschema.Load(crd.Bases)
+	if err != nil {
+		return nil, fmt.Errorf("loading the embedded CRDs: %w", err)
+	}
+	// Both reads need the sources: keep their bytes (up to the budget, which read enforces).
+	data := make([][]byte, len(sources))
+	for i, src := range sources {
+		if data[i], err = io.ReadAll(io.LimitReader(src.Data, MaxInputBytes+1)); err != nil {
+			return nil, inputErrorf("%s: %v", src.Name, err)
+		}
+	}
+	again := func() []Source {
+		out := make([]Source, len(sources))
+		for i, src := range sources {
+			out[i] = Source{Name: src.Name, Data: bytes.NewReader(data[i])}
+		}
+		return out
+	}
+	in, err := read(again(), schemas)
+	var missing *missingRuntimeError
+	if find == nil || !errors.As(err, &missing) {
+		return in, err
+	}
+	src, ferr := find(missing.kind, missing.namespace, missing.name)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if src == nil {
+		return nil, err
+	}
+	return read(append(again(), *src), schemas)
+}
+
+// missingRuntimeError is an input without the runtime its TrainJob references.
+type missingRuntimeError struct {
+	InputError
+	kind, namespace, name string
+}
+
+// Unwrap makes the error an InputError for IsInputError.
+func (e *missingRuntimeError) Unwrap() error { return &e.InputError }
+
 func read(sources []Source, schemas *crdschema.Schemas) (*Input, error) {
 	in := &Input{Schemas: schemas, StatusServerCA: PlaceholderCA}
 	var docs []*Document
@@ -195,11 +244,15 @@ func (in *Input) pickRuntime(runtimes []*Document) error {
 		}
 		return in.toTyped(d, in.Runtime)
 	}
-	where := ""
+	where, namespace := "", ""
 	if kind == trainer.TrainingRuntimeKind {
-		where = fmt.Sprintf(" in namespace %q", in.TrainJob.Namespace)
+		where, namespace = fmt.Sprintf(" in namespace %q", in.TrainJob.Namespace), in.TrainJob.Namespace
 	}
-	return inputErrorf("%s: spec.runtimeRef: %s %q%s is not in the input: add its file with -f", in.TrainJobDocument.Where(), kind, ref.Name, where)
+	return &missingRuntimeError{
+		InputError: InputError{msg: fmt.Sprintf("%s: spec.runtimeRef: %s %q%s is not in the input: add its file with -f",
+			in.TrainJobDocument.Where(), kind, ref.Name, where)},
+		kind: kind, namespace: namespace, name: ref.Name,
+	}
 }
 
 // decodeAll decodes the documents of src; left counts down the documents the input may still have.
