@@ -287,6 +287,46 @@ func TestStopGuard(t *testing.T) {
 	}
 }
 
+// TestInterruptStopsEveryStep: Ctrl-C (SIGINT) while both steps run ends them all; the run is
+// recorded Stopped and exits 1.
+func TestInterruptStopsEveryStep(t *testing.T) {
+	dir := jobDir(t)
+	cmd, _, stderr := command(t, dir, []string{"HANG=1"}, "run", "--local", "-f", "stop.yaml", "--runtime-source", "shipped")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	workdir := filepath.Join(dir, ".gantry", "runs", "stop")
+	g := gomega.NewWithT(t)
+	g.Eventually(func() int {
+		rec, err := localrun.ReadRecord(workdir)
+		if err != nil {
+			return 0
+		}
+		started := 0
+		for _, s := range rec.Steps {
+			if s.Pid != 0 {
+				started++
+			}
+		}
+		return started
+	}, "20s").Should(gomega.Equal(2), "both steps start")
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 {
+		t.Errorf("after SIGINT: %v, want exit code 1\n%s", err, stderr.String())
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("SIGINT took %s to end the run", took)
+	}
+	rec := expectNoProcessLeft(t, workdir)
+	if rec.State != localrun.StateStopped {
+		t.Errorf("run.json says %s, want %s", rec.State, localrun.StateStopped)
+	}
+}
+
 // expectNoProcessLeft checks that no process of any step's group is left and every step has
 // its exit code in run.json.
 func expectNoProcessLeft(t *testing.T, workdir string) *localrun.Record {
