@@ -18,7 +18,9 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -114,25 +116,43 @@ func (lo *logsOptions) printLocalLog(s localrun.StepRecord, prefix bool) error {
 		return fmt.Errorf("step %s: %w", s.Name, err)
 	}
 	defer func() { _ = f.Close() }()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("step %s: %w", s.Name, err)
-	}
-	if lo.opts.Tail != nil && int(*lo.opts.Tail) < len(lines) {
-		lines = lines[len(lines)-int(*lo.opts.Tail):]
+	// Lines of any length (a progress bar's \r redraws make long ones); --tail keeps the last N.
+	var ring []string
+	keep := -1
+	if lo.opts.Tail != nil {
+		keep = int(*lo.opts.Tail)
 	}
 	w := lo.Streams.Out
-	for _, l := range lines {
+	emit := func(l string) {
 		if prefix {
 			_, _ = fmt.Fprintf(w, "[%s] %s\n", s.Name, l)
 		} else {
 			_, _ = fmt.Fprintln(w, l)
 		}
+	}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if line != "" {
+			line = strings.TrimSuffix(line, "\n")
+			switch {
+			case keep < 0:
+				emit(line)
+			case keep > 0:
+				if ring = append(ring, line); len(ring) > keep {
+					ring = ring[1:]
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("step %s: %w", s.Name, err)
+		}
+	}
+	for _, l := range ring {
+		emit(l)
 	}
 	return nil
 }

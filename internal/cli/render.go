@@ -91,13 +91,15 @@ const (
 // train --dry-run=client and run --local get a runtime.
 func (o *Options) runtimeFinder(ctx context.Context, source string) render.RuntimeFinder {
 	return func(kind, namespace, name string) (*render.Source, error) {
+		var clusterErr error
 		if source != runtimeSourceShipped {
-			src, err := o.clusterRuntime(ctx, kind, namespace, name)
+			var src *render.Source
+			src, clusterErr = o.clusterRuntime(ctx, kind, namespace, name)
 			switch {
 			case src != nil:
 				return src, nil
-			case source == runtimeSourceCluster && err != nil:
-				return nil, fmt.Errorf("reading %s %q from the cluster: %w", kind, name, err)
+			case source == runtimeSourceCluster && clusterErr != nil:
+				return nil, fmt.Errorf("reading %s %q from the cluster: %w", kind, name, clusterErr)
 			case source == runtimeSourceCluster:
 				return nil, withCode(ExitNotFound, fmt.Errorf("%s %q is neither in the files nor on the cluster", kind, name))
 			}
@@ -106,8 +108,11 @@ func (o *Options) runtimeFinder(ctx context.Context, source string) render.Runti
 		if err != nil || src == nil {
 			return nil, withCode(ExitNotFound, fmt.Errorf("%s %q not found in the files, on the cluster or among the runtimes Gantry ships", kind, name))
 		}
-		if source == runtimeSourceAuto {
-			_, _ = fmt.Fprintf(o.Streams.ErrOut, "warning: using the %s %q Gantry ships: it is not on the cluster, or the cluster cannot be reached\n", kind, name)
+		switch {
+		case source == runtimeSourceAuto && clusterErr != nil:
+			_, _ = fmt.Fprintf(o.Streams.ErrOut, "warning: using the %s %q Gantry ships: the cluster could not be asked (%v)\n", kind, name, clusterErr)
+		case source == runtimeSourceAuto:
+			_, _ = fmt.Fprintf(o.Streams.ErrOut, "warning: using the %s %q Gantry ships: it is not on the cluster\n", kind, name)
 		}
 		return src, nil
 	}

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -114,8 +115,13 @@ func (r *runOptions) run(ctx context.Context) error {
 	if r.dryRun {
 		return r.printPlan(plan)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// Every way the terminal ends the command stops the steps (they run in their own process
+	// groups, which a hang-up does not reach); a closed pipe on --follow's output does not stop
+	// the run.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -218,14 +224,30 @@ func (r *runOptions) printPlan(plan *localrun.Plan) error {
 	return plan.Print(r.Streams.Out)
 }
 
-// freeLoopbackPort asks the kernel for a free port on 127.0.0.1.
+// handedOut are the ports freeLoopbackPort gave: the kernel may offer a closed one again.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int32]bool
+}{ports: map[int32]bool{}}
+
+// freeLoopbackPort asks the kernel for a free port on 127.0.0.1 that this run has not been
+// given yet.
 func freeLoopbackPort() (int32, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := int32(ln.Addr().(*net.TCPAddr).Port) //nolint:gosec // a port fits
+		_ = ln.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port, nil
+		}
 	}
-	defer func() { _ = ln.Close() }()
-	return int32(ln.Addr().(*net.TCPAddr).Port), nil //nolint:gosec // a port fits
+	return 0, errors.New("no free loopback port that this run was not given already")
 }
 
 // localWorkdir is the workdir of gantry get/logs --local: --workdir, else the run's default.

@@ -24,7 +24,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -86,7 +85,11 @@ func parseCrashPoint(faults []string) (*crashPoint, error) {
 	return nil, nil
 }
 
-func sigkillSelf() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+func sigkillSelf() {
+	if self, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = self.Kill() // SIGKILL on unix
+	}
+}
 
 // WrapClient returns c with the crash-after-write failpoint when it is injected, c otherwise.
 func WrapClient(c client.Client) (client.Client, error) {

@@ -25,10 +25,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 )
@@ -157,5 +159,52 @@ func TestStatusEndpoint(t *testing.T) {
 	}
 	if s := <-got; s.ProgressPercentage == nil || *s.ProgressPercentage != 40 {
 		t.Errorf("applied %+v, want progress 40", s)
+	}
+}
+
+func TestRewriteValue(t *testing.T) {
+	rw, err := newRewriter(&jobset.JobSet{ObjectMeta: metav1.ObjectMeta{Name: "my.job"}, Spec: jobset.JobSetSpec{
+		ReplicatedJobs: []jobset.ReplicatedJob{{Name: "node", Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Ports: []corev1.ContainerPort{{ContainerPort: 29500}}}}}}}}}},
+	}}, Options{Workdir: "/w", FreePort: func() (int32, error) { return 40001, nil }}, &Plan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		in      string
+		portVar bool
+		want    string
+	}{
+		{"my.job-node-0-1.my.job", false, "127.0.0.1"},
+		{"my.job-node-0-1.my.job.default.svc:29500", false, "127.0.0.1:40001"},
+		{"xmy.job-node-0-1.my.job", false, "xmy.job-node-0-1.my.job"},
+		{"myXjob-node-0-1.myXjob", false, "myXjob-node-0-1.myXjob"},
+		{"--rdzv_endpoint=localhost:29500", false, "--rdzv_endpoint=localhost:40001"},
+		{"mylocalhost:29500", false, "mylocalhost:29500"},
+		{"localhost:295000", false, "localhost:295000"},
+		{"29500", true, "40001"},
+		{"29500", false, "29500"},
+		{"4294996796", true, "4294996796"},
+	}
+	for _, tc := range cases {
+		got, _ := rw.value(tc.in, tc.portVar, nil)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("value(%q, port %v) (-want,+got):\n%s", tc.in, tc.portVar, diff)
+		}
+	}
+}
+
+func TestFollowWriter(t *testing.T) {
+	var out bytes.Buffer
+	f := &followWriter{w: &out}
+	a, b := f.step("node-0"), f.step("node-1")
+	_, _ = a.Write([]byte("one\ntw"))
+	_, _ = b.Write([]byte("other\n"))
+	_, _ = a.Write([]byte("o\nthree"))
+	f.flush("node-0")
+	_, _ = b.Write([]byte(strings.Repeat("=", maxPartial+1)))
+	want := "[node-0] one\n[node-1] other\n[node-0] two\n[node-0] three\n[node-1] " + strings.Repeat("=", maxPartial+1) + "\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("follow output (-want,+got):\n%s", diff)
 	}
 }

@@ -23,16 +23,17 @@ import (
 	"os/exec"
 )
 
-// Without process groups a stop reaches the step's own process only, and at once.
+// Without process groups a stop reaches the step's own process only, and at once; once the step
+// has exited nothing is signalled (its pid may be another process's by then).
 func newProcessGroup(*exec.Cmd) {}
 
-func terminateGroup(pid int) { killGroup(pid) }
-
-func killGroup(pid int) {
+func terminateGroup(pid int) {
 	if p, err := os.FindProcess(pid); err == nil {
 		_ = p.Kill()
 	}
 }
+
+func killGroup(int) {}
 
 func exitStatus(cmd *exec.Cmd, err error) (int, string) {
 	if cmd.ProcessState == nil {

@@ -36,8 +36,9 @@ func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
 
 // exitStatus is the step's exit code, 128+n for a signal as a shell reports it.
 func exitStatus(cmd *exec.Cmd, err error) (int, string) {
+	// ErrWaitDelay: the step exited, and a process it left holds its output; its code stands.
 	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
+	if err != nil && !errors.As(err, &ee) && (!errors.Is(err, exec.ErrWaitDelay) || cmd.ProcessState == nil) {
 		return 1, ""
 	}
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)

@@ -43,8 +43,8 @@ type rewriter struct {
 
 func newRewriter(js *jobset.JobSet, opts Options, p *Plan) (*rewriter, error) {
 	// <jobset>-<replicated job>-<job index>-<index>.<subdomain>, with any suffix of the FQDN.
-	hosts := regexp.MustCompile(regexp.QuoteMeta(js.Name) + `-[a-z0-9-]+-[0-9]+-[0-9]+\.` + regexp.QuoteMeta(subdomain(js)) + `(\.[A-Za-z0-9-]+)*`)
-	rw := &rewriter{hosts: hosts, ports: map[int32]int32{}, loopPorts: regexp.MustCompile(`(127\.0\.0\.1|localhost):([0-9]+)`),
+	hosts := regexp.MustCompile(`\b` + regexp.QuoteMeta(js.Name) + `-[a-z0-9-]+-[0-9]+-[0-9]+\.` + regexp.QuoteMeta(subdomain(js)) + `(\.[A-Za-z0-9-]+)*`)
+	rw := &rewriter{hosts: hosts, ports: map[int32]int32{}, loopPorts: regexp.MustCompile(`\b(127\.0\.0\.1|localhost):([0-9]+)\b`),
 		workdir: opts.Workdir, statusURL: opts.StatusURL}
 	var declared []int32
 	for _, rj := range js.Spec.ReplicatedJobs {
@@ -86,14 +86,14 @@ func (rw *rewriter) value(v string, portVar bool, c *corev1.Container) (string, 
 	}
 	moved := rw.loopPorts.ReplaceAllStringFunc(out, func(m string) string {
 		host, p, _ := strings.Cut(m, ":")
-		port, _ := strconv.Atoi(p)
-		if to, ok := rw.ports[int32(port)]; ok {
+		port, err := strconv.ParseInt(p, 10, 32)
+		if to, ok := rw.ports[int32(port)]; ok && err == nil {
 			return host + ":" + strconv.Itoa(int(to))
 		}
 		return m
 	})
 	if portVar {
-		if port, err := strconv.Atoi(out); err == nil {
+		if port, err := strconv.ParseInt(out, 10, 32); err == nil {
 			if to, ok := rw.ports[int32(port)]; ok {
 				moved = strconv.Itoa(int(to))
 			}
@@ -144,7 +144,7 @@ func (rw *rewriter) record(s *Step, where, from, to string, why []string) {
 func (rw *rewriter) env(s *Step, env []EnvVar, c *corev1.Container) []EnvVar {
 	out := make([]EnvVar, len(env))
 	for i, e := range env {
-		v, why := rw.value(e.Value, strings.HasSuffix(e.Name, "PORT"), c)
+		v, why := rw.value(e.Value, e.Name == "PORT" || strings.HasSuffix(e.Name, "_PORT"), c)
 		if e.Name == trainjobstatus.EnvServerURL && rw.statusURL != "" {
 			v, why = rw.statusURL, []string{WhyStatus}
 		}

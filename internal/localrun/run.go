@@ -49,6 +49,9 @@ type JobFailedError struct{ Message string }
 
 func (e *JobFailedError) Error() string { return e.Message }
 
+// errStopping refuses to start a step once the run is stopping.
+var errStopping = errors.New("the run is stopping")
+
 // ErrStopped is a run ended by its context (Ctrl-C) before it finished.
 var ErrStopped = errors.New("stopped before the job finished: every step's processes were ended")
 
@@ -63,13 +66,15 @@ type proc struct {
 
 type run struct {
 	*Runner
-	rec     *recorder
-	out     *followWriter
-	mu      sync.Mutex
-	procs   []*proc
-	failure chan struct{}
-	failed  string
-	once    sync.Once
+	rec   *recorder
+	out   *followWriter
+	mu    sync.Mutex
+	procs []*proc
+	// stopping is set by stopAll: no step starts after it.
+	stopping bool
+	failure  chan struct{}
+	failed   string
+	once     sync.Once
 }
 
 // Run prepares the workdir, runs the plan and returns the record; the error is a
@@ -190,6 +195,9 @@ func (x *run) runReplicatedJob(ctx context.Context, rj string, started, complete
 		if d.Status == "Ready" {
 			wait = started[d.ReplicatedJob]
 		}
+		if wait == nil {
+			continue // a replicated job without pods (replicas: 0) is ready and complete at once
+		}
 		select {
 		case <-wait:
 		case <-x.failure:
@@ -201,6 +209,9 @@ func (x *run) runReplicatedJob(ctx context.Context, rj string, started, complete
 	var procs []*proc
 	for _, s := range steps {
 		pr, err := x.start(s)
+		if errors.Is(err, errStopping) {
+			return
+		}
 		if err != nil {
 			x.fail(fmt.Sprintf("step %s could not start: %v", s.Name, err))
 			return
@@ -248,19 +259,26 @@ func (x *run) start(s *Step) (*proc, error) {
 		cmd.WaitDelay = time.Second // a daemon holding the pipe must not hold the run
 	}
 	newProcessGroup(cmd)
+	// Started under the lock stopAll takes, so a step is either stopped by it or never started.
+	x.mu.Lock()
+	if x.stopping {
+		x.mu.Unlock()
+		_ = log.Close()
+		return nil, errStopping
+	}
 	if err := cmd.Start(); err != nil {
+		x.mu.Unlock()
 		_ = log.Close()
 		return nil, err
 	}
 	pr.cmd, pr.log = cmd, log
+	x.procs = append(x.procs, pr)
+	x.mu.Unlock()
 	startedAt := time.Now()
 	_ = x.rec.update(func(rec *Record) {
 		st := rec.step(s.Name)
 		st.Pid, st.Started = cmd.Process.Pid, &startedAt
 	})
-	x.mu.Lock()
-	x.procs = append(x.procs, pr)
-	x.mu.Unlock()
 	go x.wait(pr)
 	return pr, nil
 }
@@ -288,13 +306,14 @@ func (x *run) wait(pr *proc) {
 
 // stopAll ends every running step: SIGTERM to its group, then SIGKILL after its grace period.
 func (x *run) stopAll() {
+	x.mu.Lock()
+	x.stopping = true
+	procs := append([]*proc(nil), x.procs...)
+	x.mu.Unlock()
 	if faults.Enabled(faults.LocalRunNoStop) {
 		x.waitAll()
 		return
 	}
-	x.mu.Lock()
-	procs := append([]*proc(nil), x.procs...)
-	x.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, pr := range procs {
 		select {
@@ -380,6 +399,9 @@ func mergeEnv(base []string, env []EnvVar) []string {
 	return out
 }
 
+// maxPartial bounds the text of a step kept waiting for its line's end.
+const maxPartial = 64 << 10
+
 // followWriter prints whole lines of several steps, each prefixed with its step.
 type followWriter struct {
 	mu      sync.Mutex
@@ -404,6 +426,11 @@ func (s stepWriter) Write(p []byte) (int, error) {
 	text := f.partial[s.name] + string(p)
 	complete := text[:strings.LastIndexByte(text, '\n')+1]
 	f.partial[s.name] = text[len(complete):]
+	// A progress bar redraws with \r and no \n: past maxPartial its text is printed as a line.
+	if len(f.partial[s.name]) > maxPartial {
+		complete += f.partial[s.name] + "\n"
+		f.partial[s.name] = ""
+	}
 	for line := range strings.SplitSeq(strings.TrimSuffix(complete, "\n"), "\n") {
 		if complete != "" {
 			_, _ = fmt.Fprintf(f.w, "[%s] %s\n", s.name, line)
