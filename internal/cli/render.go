@@ -43,7 +43,7 @@ func (t *trainOptions) render(ctx context.Context, tj *unstructured.Unstructured
 		}
 		sources = append(sources, render.Source{Name: fmt.Sprintf("%s[%d]", sourceName(t.file), i), Data: bytes.NewReader(data)})
 	}
-	in, err := render.ReadFinding(sources, t.runtimeFinder(ctx, runtimeSourceAuto))
+	in, err := render.ReadFinding(sources, "", t.runtimeFinder(ctx, runtimeSourceAuto))
 	if render.IsInputError(err) {
 		return withCode(ExitUsage, err)
 	}

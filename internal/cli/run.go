@@ -173,7 +173,13 @@ func (r *runOptions) read(ctx context.Context) (*render.Input, error) {
 		}
 		sources = append(sources, render.Source{Name: name, Data: bytes.NewReader(data)})
 	}
-	in, err := render.ReadFinding(sources, r.runtimeFinder(ctx, r.runtimeSource))
+	// A TrainJob that names no namespace is in -n's, else the kubeconfig context's, as kubectl
+	// would create it; without a usable kubeconfig, "default".
+	namespace, err := r.Namespace()
+	if err != nil {
+		namespace = ""
+	}
+	in, err := render.ReadFinding(sources, namespace, r.runtimeFinder(ctx, r.runtimeSource))
 	if render.IsInputError(err) {
 		return nil, withCode(ExitUsage, err)
 	}

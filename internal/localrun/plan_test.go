@@ -44,7 +44,7 @@ func renderFile(t *testing.T, path string) []*unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Close() }()
-	in, err := render.ReadFinding([]render.Source{{Name: path, Data: f}}, render.ShippedRuntime)
+	in, err := render.ReadFinding([]render.Source{{Name: path, Data: f}}, "", render.ShippedRuntime)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := read([]Source{{Name: "fuzz", Data: bytes.NewReader(data)}}, schemas)
+		in, err := read([]Source{{Name: "fuzz", Data: bytes.NewReader(data)}}, schemas, DefaultNamespace)
 		if err != nil {
 			return
 		}

@@ -22,6 +22,7 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,16 +135,17 @@ func Read(sources []Source) (*Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded CRDs: %w", err)
 	}
-	return read(sources, schemas)
+	return read(sources, schemas, DefaultNamespace)
 }
 
 // RuntimeFinder returns the YAML of a runtime the sources lack (kind, the namespace of a
 // TrainingRuntime, name), or nil when it has none; its error is ReadFinding's.
 type RuntimeFinder func(kind, namespace, name string) (*Source, error)
 
-// ReadFinding is Read where the TrainJob's runtime, when the sources lack it, comes from find:
-// gantry run --local takes it from the cluster or the shipped runtimes.
-func ReadFinding(sources []Source, find RuntimeFinder) (*Input, error) {
+// ReadFinding is Read where the TrainJob's runtime, when the sources lack it, comes from find
+// (gantry run --local takes it from the cluster or the shipped runtimes), and objects without a
+// namespace get namespace (the kubeconfig's, or -n), "" meaning DefaultNamespace.
+func ReadFinding(sources []Source, namespace string, find RuntimeFinder) (*Input, error) {
 	schemas, err := crdschema.Load(crd.Bases)
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded CRDs: %w", err)
@@ -162,7 +164,7 @@ func ReadFinding(sources []Source, find RuntimeFinder) (*Input, error) {
 		}
 		return out
 	}
-	in, err := read(again(), schemas)
+	in, err := read(again(), schemas, cmp.Or(namespace, DefaultNamespace))
 	var missing *missingRuntimeError
 	if find == nil || !errors.As(err, &missing) {
 		return in, err
@@ -174,7 +176,7 @@ func ReadFinding(sources []Source, find RuntimeFinder) (*Input, error) {
 	if src == nil {
 		return nil, err
 	}
-	return read(append(again(), *src), schemas)
+	return read(append(again(), *src), schemas, cmp.Or(namespace, DefaultNamespace))
 }
 
 // missingRuntimeError is an input without the runtime its TrainJob references.
@@ -186,13 +188,13 @@ type missingRuntimeError struct {
 // Unwrap makes the error an InputError for IsInputError.
 func (e *missingRuntimeError) Unwrap() error { return &e.InputError }
 
-func read(sources []Source, schemas *crdschema.Schemas) (*Input, error) {
+func read(sources []Source, schemas *crdschema.Schemas, namespace string) (*Input, error) {
 	in := &Input{Schemas: schemas, StatusServerCA: PlaceholderCA}
 	var docs []*Document
 	budget, docsLeft := MaxInputBytes, MaxDocuments
 	for _, src := range sources {
 		src.Data = budgetReader{r: src.Data, left: &budget}
-		d, err := decodeAll(src, schemas, &docsLeft)
+		d, err := decodeAll(src, schemas, &docsLeft, namespace)
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +258,7 @@ func (in *Input) pickRuntime(runtimes []*Document) error {
 }
 
 // decodeAll decodes the documents of src; left counts down the documents the input may still have.
-func decodeAll(src Source, schemas *crdschema.Schemas, left *int) ([]*Document, error) {
+func decodeAll(src Source, schemas *crdschema.Schemas, left *int, namespace string) ([]*Document, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(src.Data))
 	var docs []*Document
 	for i := 0; ; i++ {
@@ -286,7 +288,7 @@ func decodeAll(src Source, schemas *crdschema.Schemas, left *int) ([]*Document, 
 			continue
 		}
 		d := &Document{Source: src.Name, Index: i, Object: &unstructured.Unstructured{Object: obj}}
-		if err := prepare(d, schemas); err != nil {
+		if err := prepare(d, schemas, namespace); err != nil {
 			return nil, err
 		}
 		docs = append(docs, d)
@@ -361,7 +363,7 @@ func jsonType(v any) string {
 }
 
 // prepare checks the kind, sets the default namespace and applies the schema defaults.
-func prepare(d *Document, schemas *crdschema.Schemas) error {
+func prepare(d *Document, schemas *crdschema.Schemas, namespace string) error {
 	gvk := d.Object.GroupVersionKind()
 	if gvk.Kind == "" {
 		return inputErrorf("%s: document %d has no kind: want TrainJob, TrainingRuntime or ClusterTrainingRuntime of %s", d.Source, d.Index+1, trainer.GroupVersion)
@@ -377,7 +379,7 @@ func prepare(d *Document, schemas *crdschema.Schemas) error {
 		return inputErrorf("%s: document %d: metadata.name: required", d.Source, d.Index+1)
 	}
 	if gvk.Kind != trainer.ClusterTrainingRuntimeKind && d.Object.GetNamespace() == "" {
-		d.Object.SetNamespace(DefaultNamespace)
+		d.Object.SetNamespace(namespace)
 	}
 	unknown, err := schemas.Default(gvk, d.Object.Object)
 	if err != nil {

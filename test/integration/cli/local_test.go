@@ -55,6 +55,11 @@ var _ = ginkgo.Describe("run --local", func() {
 		gomega.Expect(r.Code).To(gomega.Equal(0), r.Stderr)
 		gomega.Expect(r.Stderr).To(gomega.ContainSubstring(`warning: using the ClusterTrainingRuntime "torch-distributed" Gantry ships`))
 		gomega.Expect(r.Stdout).To(gomega.ContainSubstring("node-1  1      -      /usr/bin/torchrun ddp.py\n"))
+
+		// A TrainJob without a namespace is in -n's, as kubectl would create it.
+		r = gantry("run", "--local", "-f", job, "--dry-run", "-n", "team-a", "--runtime-source", "shipped")
+		gomega.Expect(r.Code).To(gomega.Equal(0), r.Stderr)
+		gomega.Expect(r.Stdout).To(gomega.HavePrefix("Plan of TrainJob team-a/ddp in "))
 	})
 
 	ginkgo.It("shows a recorded run with get --local and logs --local, and names the steps there are", func() {
