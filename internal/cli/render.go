@@ -30,6 +30,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/render"
+	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
 // render prints what the controller would create for tj, with the pipeline of `gantry render`.
@@ -54,22 +55,31 @@ func (t *trainOptions) render(ctx context.Context, tj *unstructured.Unstructured
 	if err != nil {
 		return err
 	}
-	warnings, errs := render.Validate(ctx, rt, in)
-	for _, w := range warnings {
-		_, _ = fmt.Fprintf(t.Streams.ErrOut, "warning: %s\n", w)
-	}
-	if len(errs) > 0 {
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = render.FormatError(e)
-		}
-		return usageErrorf("the cluster would refuse this TrainJob:\n  %s", strings.Join(msgs, "\n  "))
+	if err := t.admit(ctx, rt, in); err != nil {
+		return err
 	}
 	objs, err := render.Objects(ctx, rt, in)
 	if err != nil {
 		return err
 	}
 	return render.WriteYAML(t.Streams.Out, objs)
+}
+
+// admit runs the admission checks of the cluster on the input: warnings are printed, refusals
+// are a usage error listing each with its field.
+func (o *Options) admit(ctx context.Context, rt *core.Runtime, in *render.Input) error {
+	warnings, errs := render.Validate(ctx, rt, in)
+	for _, w := range warnings {
+		_, _ = fmt.Fprintf(o.Streams.ErrOut, "warning: %s\n", w)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = render.FormatError(e)
+	}
+	return usageErrorf("the cluster would refuse this TrainJob:\n  %s", strings.Join(msgs, "\n  "))
 }
 
 func sourceName(file string) string {

@@ -192,15 +192,8 @@ func (r *runOptions) plan(ctx context.Context, in *render.Input, ep *localrun.St
 	if err != nil {
 		return nil, err
 	}
-	warnings, errs := render.Validate(ctx, rt, in)
-	for _, w := range warnings {
-		_, _ = fmt.Fprintf(r.Streams.ErrOut, "warning: %s\n", w)
-	}
-	if len(errs) > 0 {
-		for _, e := range errs[1:] {
-			_, _ = fmt.Fprintf(r.Streams.ErrOut, "error: %s\n", render.FormatError(e))
-		}
-		return nil, withCode(ExitUsage, errors.New(render.FormatError(errs[0])))
+	if err := r.admit(ctx, rt, in); err != nil {
+		return nil, err
 	}
 	objs, err := render.Objects(ctx, rt, in)
 	if err != nil {

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -287,15 +286,4 @@ func subdomain(js *jobset.JobSet) string {
 		return js.Spec.Network.Subdomain
 	}
 	return js.Name
-}
-
-// EnvDiff is the env of a step that is not what the render says, for --dry-run.
-func (s *Step) EnvDiff() []Rewrite {
-	var out []Rewrite
-	for _, r := range s.Rewrites {
-		if strings.HasPrefix(r.Where, "env ") {
-			out = append(out, r)
-		}
-	}
-	return out
 }

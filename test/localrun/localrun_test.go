@@ -65,10 +65,7 @@ func gantryBinary(t *testing.T) string {
 			gantry.err = err
 			return
 		}
-		gantry.path = filepath.Join(dir, "gantry")
-		if out, err := exec.Command("go", "build", "-o", gantry.path, filepath.Join(util.RepoRoot(), "cmd", "gantry")).CombinedOutput(); err != nil {
-			gantry.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
+		gantry.path, gantry.err = util.BuildCmd(dir, "gantry")
 	})
 	if gantry.err != nil {
 		t.Fatal(gantry.err)

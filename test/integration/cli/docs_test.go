@@ -18,7 +18,6 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,11 +80,7 @@ func gantryBinary(t *testing.T) string {
 			built.err = err
 			return
 		}
-		built.path = filepath.Join(dir, "gantry")
-		out, err := exec.Command("go", "build", "-o", built.path, filepath.Join(util.RepoRoot(), "cmd", "gantry")).CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %w: %s", err, out)
-		}
+		built.path, built.err = util.BuildCmd(dir, "gantry")
 	})
 	if built.err != nil {
 		t.Fatal(built.err)

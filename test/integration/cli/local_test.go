@@ -62,6 +62,25 @@ var _ = ginkgo.Describe("run --local", func() {
 		gomega.Expect(r.Stdout).To(gomega.HavePrefix("Plan of TrainJob team-a/ddp in "))
 	})
 
+	ginkgo.It("refuses what the cluster would refuse, naming the field", func() {
+		bad := filepath.Join(ginkgo.GinkgoT().TempDir(), "bad.yaml")
+		gomega.Expect(os.WriteFile(bad, []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: bad
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    command: [torchrun, train.py]
+    numNodes: -1
+`), 0o644)).To(gomega.Succeed())
+		r := gantry("run", "--local", "-f", bad, "--dry-run", "--runtime-source", "shipped")
+		gomega.Expect(r.Code).To(gomega.Equal(2), r.Stderr)
+		gomega.Expect(r.Stderr).To(gomega.ContainSubstring("spec.trainer.numNodes"))
+		gomega.Expect(r.Stdout).To(gomega.BeEmpty())
+	})
+
 	ginkgo.It("shows a recorded run with get --local and logs --local, and names the steps there are", func() {
 		dir := ginkgo.GinkgoT().TempDir()
 		gomega.Expect(os.MkdirAll(filepath.Join(dir, "logs"), 0o755)).To(gomega.Succeed())

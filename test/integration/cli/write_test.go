@@ -17,14 +17,12 @@ limitations under the License.
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -315,21 +313,14 @@ var _ = ginkgo.Describe("ui", func() {
 	ginkgo.It("runs gantry-ui when it is installed beside gantry, with the flags gantry-ui takes", func() {
 		dir := ginkgo.GinkgoT().TempDir()
 		for _, name := range []string{"gantry", "gantry-ui"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), filepath.Join(util.RepoRoot(), "cmd", name)).CombinedOutput()
-			gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+			_, err := util.BuildCmd(dir, name)
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		}
 		gomega.Expect(os.Link(filepath.Join(dir, "gantry"), filepath.Join(dir, "kubectl-gantry"))).To(gomega.Succeed())
 		ns := util.NewNamespace(ctx, k8sClient, "lean-ui")
 		// As kubectl runs the plugin: kubectl-gantry, a hard link to gantry.
-		cmd := exec.Command(filepath.Join(dir, "kubectl-gantry"), "ui", "--kubeconfig", kubeconfig, "-n", ns,
+		cmd, line := util.StartFirstLine(filepath.Join(dir, "kubectl-gantry"), "ui", "--kubeconfig", kubeconfig, "-n", ns,
 			"--address", "127.0.0.1:0", "--request-timeout", "20s", "--cache-dir", dir)
-		stdout, err := cmd.StdoutPipe()
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		cmd.Stderr = ginkgo.GinkgoWriter
-		gomega.Expect(cmd.Start()).To(gomega.Succeed())
-		ginkgo.DeferCleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(line).To(gomega.MatchRegexp(`^Gantry UI: http://127\.0\.0\.1:\d+/jobs\?token=[0-9a-f]{48}\n$`))
 
 		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid))
@@ -349,15 +340,8 @@ var _ = ginkgo.Describe("ui", func() {
 		gomega.Expect(resp.StatusCode).To(gomega.Equal(http.StatusOK))
 
 		// A flag only the CLI honours keeps the UI in the gantry process.
-		inProcess := exec.Command(filepath.Join(dir, "gantry"), "ui", "--kubeconfig", kubeconfig, "--address", "127.0.0.1:0",
+		inProcess, line := util.StartFirstLine(filepath.Join(dir, "gantry"), "ui", "--kubeconfig", kubeconfig, "--address", "127.0.0.1:0",
 			"--as", "admin", "--as-group", "system:masters", "--as-user-extra", "team=a")
-		stdout, err = inProcess.StdoutPipe()
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		inProcess.Stderr = ginkgo.GinkgoWriter
-		gomega.Expect(inProcess.Start()).To(gomega.Succeed())
-		ginkgo.DeferCleanup(func() { _ = inProcess.Process.Kill(); _ = inProcess.Wait() })
-		line, err = bufio.NewReader(stdout).ReadString('\n')
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(line).To(gomega.HavePrefix("Gantry UI: http://127.0.0.1:"))
 		exe, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", inProcess.Process.Pid))
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())

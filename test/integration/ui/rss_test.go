@@ -17,13 +17,10 @@ limitations under the License.
 package ui
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,20 +62,11 @@ var _ = ginkgo.Describe("gantry-ui's memory with 1,000 jobs x 500 points", ginkg
 		gomega.Expect(failed.Load()).To(gomega.BeZero())
 
 		dir := ginkgo.GinkgoT().TempDir()
-		bin := filepath.Join(dir, "gantry-ui")
-		build := exec.Command("go", "build", "-o", bin, filepath.Join(util.RepoRoot(), "cmd", "gantry-ui"))
-		out, err := build.CombinedOutput()
-		gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+		bin, err := util.BuildCmd(dir, "gantry-ui")
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		kubeconfig, err := fwk.WriteKubeconfig(dir)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--address", "127.0.0.1:0", "--history", "configmap")
-		stdout, err := cmd.StdoutPipe()
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		cmd.Stderr = ginkgo.GinkgoWriter
-		gomega.Expect(cmd.Start()).To(gomega.Succeed())
-		ginkgo.DeferCleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		cmd, line := util.StartFirstLine(bin, "--kubeconfig", kubeconfig, "--address", "127.0.0.1:0", "--history", "configmap")
 		link := strings.TrimSpace(strings.TrimPrefix(line, "Gantry UI: "))
 
 		// Open the Jobs page and one job's curves, as a user would, before measuring.
