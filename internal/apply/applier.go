@@ -257,6 +257,12 @@ func (a *Applier) write(ctx context.Context, d Desired, existing client.Object) 
 		return fmt.Errorf("converting %s: %w", describe(d.Object), err)
 	}
 	obj := &unstructured.Unstructured{Object: u}
+	if existing != nil {
+		// An update of the object the cache showed, never a create: the UID makes the API server
+		// refuse (409) an apply whose object was deleted since, which would otherwise create it
+		// again (a finished or deleted JobSet would run the training again).
+		obj.SetUID(existing.GetUID())
+	}
 	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(a.fieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %s: %w", describe(d.Object), err)
 	}
