@@ -152,7 +152,21 @@ type storeSource struct {
 	s       *Server
 	opener  LogOpener
 	ns, job string
-	sub     *Subscription
+	// changed fans the job's subscription out: a follower has several waiters at once (the
+	// step, and the stream it ends), and each must wake.
+	changed jobview.Signal
+}
+
+// forward wakes the waiters on each change of the subscription until ctx ends.
+func (src *storeSource) forward(ctx context.Context, sub *Subscription) {
+	for {
+		select {
+		case <-sub.C:
+			src.changed.Notify()
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (src *storeSource) Snapshot(ctx context.Context) (*trainer.TrainJob, []corev1.Pod, error) {
@@ -164,14 +178,7 @@ func (src *storeSource) Snapshot(ctx context.Context) (*trainer.TrainJob, []core
 	return tj, pods, err
 }
 
-func (src *storeSource) Changed(ctx context.Context) error {
-	select {
-	case <-src.sub.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (src *storeSource) Changes(context.Context) <-chan struct{} { return src.changed.Wait() }
 
 func (src *storeSource) Logs(ctx context.Context, pod, container string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
 	return src.opener.Logs(ctx, src.ns, pod, container, opts)
@@ -197,7 +204,10 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := s.Store.Changes.Subscribe(func(c Change) bool { return c.Namespace == ns && c.Name == name })
 	defer sub.Close()
-	src := &storeSource{s: s, opener: opener, ns: ns, job: name, sub: sub}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	src := &storeSource{s: s, opener: opener, ns: ns, job: name}
+	go src.forward(ctx, sub)
 	if q.Get("download") == "1" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+"-"+step+".log"))

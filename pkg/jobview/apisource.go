@@ -20,7 +20,6 @@ import (
 	"context"
 	"io"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -32,10 +31,6 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 )
-
-// resync bounds how long Changed waits without a watch event: a watch the apiserver closed is
-// opened again, and nothing is missed for longer than this.
-const resync = 2 * time.Second
 
 // CoreClient reads pods/log: a *kubernetes.Clientset, or NewCoreClient's, which does not pull
 // every API group's client into the binary.
@@ -63,15 +58,14 @@ type APISource struct {
 	Clientset CoreClient
 	Namespace string
 	Name      string
-	// Context bounds the watches; the first Changed call's when nil. Give the command's: a
+	// Context bounds the watches; the first Changes call's when nil. Give the command's: a
 	// caller's wait with a deadline must not end the watches of every step.
 	Context context.Context
 
 	mu      sync.Mutex
 	watches []watch.Interface
 	gen     int // counts the pairs of watches opened, so a late forward stops only its own
-	// changed is closed on every watch event and replaced: every waiter wakes, one per step.
-	changed chan struct{}
+	changed Signal
 }
 
 // Snapshot reads the TrainJob and its pods.
@@ -84,30 +78,20 @@ func (s *APISource) Snapshot(ctx context.Context) (*trainer.TrainJob, []corev1.P
 	return tj, pods, err
 }
 
-// Changed returns on the next watch event about the job or its pods, or after resync.
-func (s *APISource) Changed(ctx context.Context) error {
-	changed := s.ensureWatches(ctx)
-	t := time.NewTimer(resync)
-	defer t.Stop()
-	select {
-	case <-changed:
-	case <-t.C:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return nil
+// Changes returns a channel that the next watch event about the job or its pods closes, or
+// the end of a watch (so the waiter asks again, which opens the watches again).
+func (s *APISource) Changes(ctx context.Context) <-chan struct{} {
+	changed := s.changed.Wait()
+	s.ensureWatches(ctx)
+	return changed
 }
 
-// ensureWatches opens the two watches once and again after the apiserver closed them, and
-// returns the channel the next event closes.
-func (s *APISource) ensureWatches(ctx context.Context) <-chan struct{} {
+// ensureWatches opens the two watches once, and again after the apiserver closed them.
+func (s *APISource) ensureWatches(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.changed == nil {
-		s.changed = make(chan struct{})
-	}
 	if len(s.watches) > 0 {
-		return s.changed
+		return
 	}
 	if s.Context != nil {
 		ctx = s.Context
@@ -115,30 +99,26 @@ func (s *APISource) ensureWatches(ctx context.Context) <-chan struct{} {
 	pods, err := s.Reader.Client.Watch(ctx, &corev1.PodList{}, client.InNamespace(s.Namespace),
 		client.MatchingLabels{jobset.JobSetNameKey: s.Name})
 	if err != nil {
-		return s.changed
+		return
 	}
 	jobs, err := s.Reader.Client.Watch(ctx, &trainer.TrainJobList{}, client.InNamespace(s.Namespace),
 		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", s.Name)})
 	if err != nil {
 		pods.Stop()
-		return s.changed
+		return
 	}
 	s.watches = []watch.Interface{pods, jobs}
 	s.gen++
 	for _, w := range s.watches {
 		go s.forward(w, s.gen)
 	}
-	return s.changed
 }
 
-// forward wakes the waiters on every event; a closed watch is dropped so the next Changed
-// opens both again.
+// forward wakes the waiters on every event; when the watch ends, both are dropped and the
+// waiters woken, so their next Changes opens them again.
 func (s *APISource) forward(w watch.Interface, gen int) {
 	for range w.ResultChan() {
-		s.mu.Lock()
-		close(s.changed)
-		s.changed = make(chan struct{})
-		s.mu.Unlock()
+		s.changed.Notify()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -149,12 +129,14 @@ func (s *APISource) forward(w watch.Interface, gen int) {
 		other.Stop()
 	}
 	s.watches = nil
+	s.changed.Notify()
 }
 
 // Close stops the watches.
 func (s *APISource) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.gen++ // the stopped watches' ends wake no one
 	for _, w := range s.watches {
 		w.Stop()
 	}

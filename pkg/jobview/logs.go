@@ -40,8 +40,10 @@ import (
 type LogSource interface {
 	// Snapshot returns the TrainJob and its pods now.
 	Snapshot(ctx context.Context) (*trainer.TrainJob, []corev1.Pod, error)
-	// Changed blocks until the job or its pods may have changed, or ctx ends.
-	Changed(ctx context.Context) error
+	// Changes returns a channel closed when the job or its pods may have changed after the
+	// call. The follower takes it before Snapshot, so nothing between its read and its wait
+	// is missed; it also reads again every Recheck, for a source that cannot tell.
+	Changes(ctx context.Context) <-chan struct{}
 	// Logs opens the log of one container. opts.Timestamps is always set by the follower.
 	Logs(ctx context.Context, pod, container string, opts *corev1.PodLogOptions) (io.ReadCloser, error)
 }
@@ -106,6 +108,7 @@ func (f *Follower) Run(ctx context.Context) (*trainer.TrainJob, error) {
 
 // runAll follows every step, taking up steps as their pods appear.
 func (f *Follower) runAll(ctx context.Context) (*trainer.TrainJob, error) {
+	changes := f.Source.Changes(ctx)
 	tj, pods, err := f.Source.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -137,9 +140,10 @@ func (f *Follower) runAll(ctx context.Context) (*trainer.TrainJob, error) {
 	}
 	start(steps)
 	for !DeriveState(tj, nil).State.Terminal() {
-		if err := f.Source.Changed(ctx); err != nil {
+		if f.wait(ctx, changes, nil) != nil {
 			break
 		}
+		changes = f.Source.Changes(ctx)
 		if tj, pods, err = f.Source.Snapshot(ctx); err != nil {
 			break
 		}
@@ -171,6 +175,7 @@ func (f *Follower) runStep(ctx context.Context, step string, prefix, strict bool
 	}
 	cur := &stream{first: true}
 	for {
+		changes := f.Source.Changes(ctx)
 		tj, pods, err := f.Source.Snapshot(ctx)
 		if err != nil {
 			return tj, err
@@ -215,7 +220,7 @@ func (f *Follower) runStep(ctx context.Context, step string, prefix, strict bool
 			}
 			return tj, nil
 		}
-		if err := f.waitChange(ctx, deadline); err != nil {
+		if err := f.wait(ctx, changes, deadline); err != nil {
 			if errors.Is(err, errPodTimeout) {
 				return tj, &StepError{Job: tj.Name, Step: step, Reason: fmt.Sprintf("did not start within %s", f.Opts.PodTimeout), Known: stepNames(steps)}
 			}
@@ -226,19 +231,24 @@ func (f *Follower) runStep(ctx context.Context, step string, prefix, strict bool
 
 var errPodTimeout = errors.New("timed out waiting for the pod")
 
-func (f *Follower) waitChange(ctx context.Context, deadline <-chan time.Time) error {
-	if deadline == nil {
-		return f.Source.Changed(ctx)
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- f.Source.Changed(wctx) }()
+// Recheck bounds every wait for a change: the state is read again after it even if the source
+// told of nothing (a watch that could not be opened).
+const Recheck = 2 * time.Second
+
+// wait returns when changes is closed, after Recheck, or with an error at the deadline or the
+// end of ctx.
+func (f *Follower) wait(ctx context.Context, changes <-chan struct{}, deadline <-chan time.Time) error {
+	t := time.NewTimer(Recheck)
+	defer t.Stop()
 	select {
-	case err := <-done:
-		return err
+	case <-changes:
+		return nil
+	case <-t.C:
+		return nil
 	case <-deadline:
 		return errPodTimeout
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -301,13 +311,14 @@ func (f *Follower) copy(ctx context.Context, p *corev1.Pod, step string, prefix 
 	wasFinished := finished(p)
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var ended atomic.Bool
+	live := &liveStream{}
+	live.touch()
 	if f.Opts.Follow {
-		go f.endStream(streamCtx, cancel, &ended, p, step)
+		go f.endStream(streamCtx, cancel, live, p, step)
 	}
 	rc, err := f.Source.Logs(streamCtx, p.Name, MainContainer(p), opts)
 	if err != nil {
-		if ended.Load() && ctx.Err() == nil {
+		if live.ended.Load() && ctx.Err() == nil {
 			cur.done = true
 			return false, nil
 		}
@@ -318,6 +329,7 @@ func (f *Follower) copy(ctx context.Context, p *corev1.Pod, step string, prefix 
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	printed := false
 	for sc.Scan() {
+		live.touch()
 		printed = f.line(sc.Text(), step, prefix, cur) || printed
 	}
 	if err := sc.Err(); err != nil && streamCtx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -325,36 +337,52 @@ func (f *Follower) copy(ctx context.Context, p *corev1.Pod, step string, prefix 
 	}
 	// The whole log of a finished pod has been read; a running pod's stream can end early (a
 	// dropped connection), and is opened again from the last line.
-	cur.done = wasFinished || ended.Load() || !f.Opts.Follow
+	cur.done = wasFinished || live.ended.Load() || !f.Opts.Follow
 	return printed, ctx.Err()
 }
 
-// EndGrace is how long a followed stream may go on after its pod finished, went away or the
-// job ended: the last lines arrive, then the stream is closed. A kubelet closes it itself
+// EndGrace is how long a followed stream may stay quiet after its pod finished, went away or
+// the job ended: the last lines arrive, then the stream is closed. A kubelet closes it itself
 // when the container exits; kwok (the local cluster) and stuck connections never do.
 const EndGrace = time.Second
 
-// endStream closes a followed stream EndGrace after there is nothing more to follow in it.
-func (f *Follower) endStream(ctx context.Context, cancel context.CancelFunc, ended *atomic.Bool, p *corev1.Pod, step string) {
-	for ctx.Err() == nil {
-		if err := f.Source.Changed(ctx); err != nil {
+// liveStream is what the reader of a followed stream and its endStream share.
+type liveStream struct {
+	ended    atomic.Bool  // endStream closed the stream: its log is read
+	lastLine atomic.Int64 // unix nanoseconds of the last line read, or of the stream's end
+}
+
+func (l *liveStream) touch() { l.lastLine.Store(time.Now().UnixNano()) }
+
+// endStream closes a followed stream once there is nothing more to follow in it and it has
+// been quiet for EndGrace, so a long last burst of lines is never cut.
+func (f *Follower) endStream(ctx context.Context, cancel context.CancelFunc, live *liveStream, p *corev1.Pod, step string) {
+	for {
+		changes := f.Source.Changes(ctx)
+		tj, pods, err := f.Source.Snapshot(ctx)
+		if err == nil && streamOver(tj, pods, p, step) {
+			break
+		}
+		if f.wait(ctx, changes, nil) != nil {
 			return
 		}
-		tj, pods, err := f.Source.Snapshot(ctx)
-		if err != nil || !streamOver(tj, pods, p, step) {
-			continue
+	}
+	live.touch()
+	for {
+		quiet := time.Since(time.Unix(0, live.lastLine.Load()))
+		if quiet >= EndGrace {
+			break
 		}
-		t := time.NewTimer(EndGrace)
+		t := time.NewTimer(EndGrace - quiet)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		ended.Store(true)
-		cancel()
-		return
 	}
+	live.ended.Store(true)
+	cancel()
 }
 
 // streamOver: the pod finished or is no longer the step's newest, or the job ended.

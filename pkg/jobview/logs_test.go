@@ -37,7 +37,7 @@ import (
 // fakeCluster is a LogSource whose pods and log lines the test changes while a follower runs.
 type fakeCluster struct {
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change
+	changed Signal
 	tj      *trainer.TrainJob
 	pods    map[string]*corev1.Pod
 	logs    map[string][]string // pod name -> lines with timestamps
@@ -47,13 +47,15 @@ type fakeCluster struct {
 	opened   []string
 	// endless streams never end by themselves, as kwok's (the local cluster's) do.
 	endless bool
+	// afterRead, when set, runs once right after the next Snapshot has read the state: a
+	// change that lands between a reader's read and its wait.
+	afterRead func()
 }
 
 func newFakeCluster() *fakeCluster {
 	return &fakeCluster{
-		changed: make(chan struct{}),
-		tj:      &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}},
-		pods:    map[string]*corev1.Pod{}, logs: map[string][]string{}, cutAfter: map[string]int{},
+		tj:   &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns"}},
+		pods: map[string]*corev1.Pod{}, logs: map[string][]string{}, cutAfter: map[string]int{},
 		clock: t0,
 	}
 }
@@ -61,9 +63,8 @@ func newFakeCluster() *fakeCluster {
 func (c *fakeCluster) update(f func()) {
 	c.mu.Lock()
 	f()
-	close(c.changed)
-	c.changed = make(chan struct{})
 	c.mu.Unlock()
+	c.changed.Notify()
 }
 
 func (c *fakeCluster) addPod(name, rjob, idx string, age int, phase corev1.PodPhase) {
@@ -102,20 +103,17 @@ func (c *fakeCluster) Snapshot(context.Context) (*trainer.TrainJob, []corev1.Pod
 	for _, p := range c.pods {
 		pods = append(pods, *p.DeepCopy())
 	}
-	return c.tj.DeepCopy(), pods, nil
+	tj := c.tj.DeepCopy()
+	if f := c.afterRead; f != nil {
+		c.afterRead = nil
+		c.mu.Unlock()
+		f()
+		c.mu.Lock()
+	}
+	return tj, pods, nil
 }
 
-func (c *fakeCluster) Changed(ctx context.Context) error {
-	c.mu.Lock()
-	ch := c.changed
-	c.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c *fakeCluster) Changes(context.Context) <-chan struct{} { return c.changed.Wait() }
 
 // Logs streams the pod's lines from opts.SinceTime; with Follow it waits for more until the
 // pod finishes or goes away.
@@ -133,7 +131,7 @@ func (c *fakeCluster) Logs(ctx context.Context, pod, _ string, opts *corev1.PodL
 			lines := c.logs[pod]
 			p, exists := c.pods[pod]
 			done := (!exists || finished(p)) && !c.endless
-			ch := c.changed
+			ch := c.changed.Wait()
 			c.mu.Unlock()
 			for ; sent < len(lines); sent++ {
 				if opts.SinceTime != nil {
@@ -373,6 +371,33 @@ func TestFollowEndsEndlessStreams(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"working", "done"}, out.all()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+// TestFollowMissesNoChange: the pod finishing and the job ending just after the follower read
+// the cluster, and before it waits, still end -f: a change is never lost between the read and
+// the wait, even when nothing changes after it.
+func TestFollowMissesNoChange(t *testing.T) {
+	c := newFakeCluster()
+	c.endless = true
+	c.addPod("a-node-0-0-aaaaa", "node", "0", 1, corev1.PodRunning)
+	out := &lockedBuffer{got: make(chan string, 100)}
+	done := runFollower(t, c, out, LogOptions{Follow: true})
+	c.write("a-node-0-0-aaaaa", "working")
+	waitLine(t, out, "working")
+	c.update(func() {
+		c.afterRead = func() {
+			c.setPhase("a-node-0-0-aaaaa", corev1.PodSucceeded)
+			c.finish(trainer.TrainJobComplete)
+		}
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(EndGrace + time.Second): // sooner than any periodic re-read
+		t.Fatal("the follower missed the change that came between its read and its wait")
 	}
 }
 

@@ -30,8 +30,8 @@ import (
 	"github.com/gantry-ml/gantry/pkg/jobview"
 )
 
-// The log follower's view of the cluster: every step waits on Changed at once, and each must
-// wake on the change, not on the 2 s resync.
+// The log follower's view of the cluster: every step waits on Changes at once, and each must
+// wake on the change, not on the follower's 2 s recheck.
 var _ = ginkgo.Describe("jobview.APISource", func() {
 	ginkgo.It("wakes every waiter when a pod of the job appears", func() {
 		tj := newJob("src", nil)
@@ -44,12 +44,14 @@ var _ = ginkgo.Describe("jobview.APISource", func() {
 		src := &jobview.APISource{Reader: r, Clientset: cs, Namespace: tj.Namespace, Name: tj.Name, Context: c}
 		defer src.Close()
 
-		// The first Changed opens the watches; after that, waiters wait for a real change.
-		gomega.Expect(src.Changed(c)).To(gomega.Succeed())
+		// The first Changes opens the watches, which tell of the TrainJob there is; after
+		// that, waiters wait for a real change.
+		gomega.Eventually(src.Changes(c), "5s").Should(gomega.BeClosed())
 		woke := make(chan time.Duration, 3)
 		start := time.Now()
 		for range 3 {
-			go func() { _ = src.Changed(c); woke <- time.Since(start) }()
+			changes := src.Changes(c)
+			go func() { <-changes; woke <- time.Since(start) }()
 		}
 		gomega.Consistently(woke, "300ms").ShouldNot(gomega.Receive())
 		gomega.Expect(k8sClient.Create(ctx, &corev1.Pod{
