@@ -57,6 +57,8 @@ type TrainJobReconciler struct {
 	clock     clock.PassiveClock
 	// ca is where builds read the status server's CA; nil when the TrainJobStatus gate is off.
 	ca *cert.CABundle
+	// gate is whether JobSet scales running JobSets (elastic TrainJobs).
+	gate elasticGate
 }
 
 // NewTrainJobReconciler returns a reconciler; every dependency is required.
@@ -75,7 +77,8 @@ func NewTrainJobReconciler(c client.Client, apiReader client.Reader, rt *core.Ru
 // re-reads around it (get: confirmJobSetGone, and the applier after a create found the name
 // taken). Writes: server-side apply (patch; create when it creates), create then update for
 // ConfigMaps and create-once Secrets, and the status patch. Docs: docs/install.md#rbac.
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch
+// Finished TrainJobs are deleted at the end of their TTL (ttl.gantry.dev/seconds-after-finished).
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=patch
 // Asked by the OwnerReferencesPermissionEnforcement admission plugin, where it is on, for the
 // blockOwnerDeletion owner reference every object built for a TrainJob carries.
@@ -127,7 +130,11 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if s.buildErr != nil {
 		return ctrl.Result{}, s.buildErr
 	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	ttlRequeue, err := r.cleanUp(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: sooner(requeue, ttlRequeue)}, nil
 }
 
 // scope is one reconcile's state: the TrainJob as read, the status being computed, and the
@@ -171,6 +178,9 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, s *scope) (time.Dura
 	s.status.BuildError, s.status.DisabledFeatures = buildError, disabled
 	keepTerminalConditions(s.status, &s.tj.Status)
 	setSuspendedCondition(s.status, s.tj, s.now)
+	if err := r.scale(ctx, s); err != nil {
+		return 0, err
+	}
 	if s.jobSetDeleted() {
 		setJobSetDeleted(s.status, s.tj, s.now)
 	}
@@ -179,6 +189,14 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, s *scope) (time.Dura
 		setDeadlineExceeded(s.status, s.tj, s.now)
 	}
 	return requeue, nil
+}
+
+// sooner is the earlier of two requeue delays, 0 meaning none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b != 0 && b < a {
+		return b
+	}
+	return a
 }
 
 // patchStatus writes status with one merge patch, only when it changed.

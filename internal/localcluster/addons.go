@@ -113,9 +113,11 @@ func (c *Cluster) prepareJobSet(ctx context.Context) error {
 	}
 	p := c.Settings.Ports
 	return c.writeConfig("jobset.yaml", map[string]any{
-		"apiVersion":             "config.jobset.x-k8s.io/v1alpha1",
-		"kind":                   "Configuration",
-		"leaderElection":         map[string]any{"leaderElect": false},
+		"apiVersion":     "config.jobset.x-k8s.io/v1alpha1",
+		"kind":           "Configuration",
+		"leaderElection": map[string]any{"leaderElect": false},
+		// Elastic TrainJobs (elastic.gantry.dev) scale a running JobSet's node job.
+		"featureGates":           map[string]any{"ElasticJobSet": true},
 		"internalCertManagement": map[string]any{"enable": false},
 		"webhook":                map[string]any{"host": "127.0.0.1", "port": p.JobSetWebhook, "certDir": c.path("certs", "jobset")},
 		"metrics":                map[string]any{"bindAddress": "0"},

@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +51,15 @@ type Plan struct {
 	Ports []PortMapping `json:"ports,omitempty"`
 	// Warnings name what the plan ignores: images, init containers, sidecars.
 	Warnings []string `json:"warnings,omitempty"`
+	// Elastic is set for an elastic torch TrainJob (elastic.gantry.dev): its nodes may leave
+	// the run while at least MinNodes remain, as torchrun's c10d rendezvous allows.
+	Elastic *Elastic `json:"elastic,omitempty"`
+}
+
+// Elastic says which steps form an elastic torchrun group.
+type Elastic struct {
+	ReplicatedJob string `json:"replicatedJob"`
+	MinNodes      int    `json:"minNodes"`
 }
 
 // Step is one pod of the JobSet, run as a process group.
@@ -120,6 +131,7 @@ const (
 	WhyPort   = "container port: a free loopback port"
 	WhyPath   = "volume mount: a folder of the workdir"
 	WhyStatus = "status server: the run's own"
+	WhyRdzv   = "elastic rendezvous: every node is this machine, so the first node hosts the c10d store"
 )
 
 // NewPlan expands the rendered objects into local steps.
@@ -244,6 +256,12 @@ func (p *Plan) addReplicatedJob(js *jobset.JobSet, rj *jobset.ReplicatedJob, sid
 			}
 			s.Env, s.Command, s.WorkingDir = rw.env(&s, env, &main), rw.command(&s, expandAll(append(slices.Clone(main.Command), main.Args...), env), &main), rw.path(&s, "workingDir", main.WorkingDir, &main)
 			p.Steps = append(p.Steps, s)
+			if minNodes, ok := elasticMin(env); ok {
+				if p.Elastic == nil {
+					p.Elastic = &Elastic{ReplicatedJob: rj.Name, MinNodes: minNodes}
+				}
+				hostRendezvous(&p.Steps[len(p.Steps)-1], j == 0 && i == 0)
+			}
 		}
 	}
 	return nil
@@ -286,4 +304,37 @@ func subdomain(js *jobset.JobSet) string {
 		return js.Spec.Network.Subdomain
 	}
 	return js.Name
+}
+
+// elasticMin reads torchrun's node range (PET_NNODES=min:max, what the torch plugin renders for
+// an elastic TrainJob) from a step's environment.
+func elasticMin(env []EnvVar) (int, bool) {
+	for _, e := range env {
+		if e.Name != "PET_NNODES" {
+			continue
+		}
+		lo, _, ok := strings.Cut(e.Value, ":")
+		n, err := strconv.Atoi(lo)
+		return n, ok && err == nil && n >= 1
+	}
+	return 0, false
+}
+
+// hostRendezvous says which node hosts torchrun's c10d store. On a cluster only node 0's name
+// matches the endpoint; here every node matches 127.0.0.1 and the first to bind would host it,
+// so a node leaving could take the store with it.
+func hostRendezvous(s *Step, host bool) {
+	const name = "PET_RDZV_CONF"
+	conf := "is_host=" + strconv.FormatBool(host)
+	from := ""
+	for i, e := range s.Env {
+		if e.Name == name {
+			from = e.Value
+			s.Env[i].Value = e.Value + "," + conf
+			s.Rewrites = append(s.Rewrites, Rewrite{Where: "env " + name, From: from, To: s.Env[i].Value, Why: WhyRdzv})
+			return
+		}
+	}
+	s.Env = append(s.Env, EnvVar{Name: name, Value: conf})
+	s.Rewrites = append(s.Rewrites, Rewrite{Where: "env " + name, From: from, To: conf, Why: WhyRdzv})
 }

@@ -62,6 +62,8 @@ type proc struct {
 	log  *os.File
 	done chan struct{}
 	code int
+	// left: the step failed, and the elastic run goes on without it.
+	left bool
 }
 
 type run struct {
@@ -75,6 +77,8 @@ type run struct {
 	failure  chan struct{}
 	failed   string
 	once     sync.Once
+	// left names the elastic steps that failed while enough nodes remained.
+	left []string
 }
 
 // Run prepares the workdir, runs the plan and returns the record; the error is a
@@ -108,6 +112,8 @@ func (r *Runner) Run(ctx context.Context) (*Record, error) {
 	_ = x.rec.update(func(rec *Record) {
 		rec.Finished = &finished
 		switch {
+		case runErr == nil && len(x.left) > 0:
+			rec.State, rec.Message = StateComplete, "completed; left the elastic run: "+strings.Join(x.left, ", ")
 		case runErr == nil:
 			rec.State, rec.Message = StateComplete, "every step completed"
 		case errors.Is(runErr, ErrStopped):
@@ -221,7 +227,7 @@ func (x *run) runReplicatedJob(ctx context.Context, rj string, started, complete
 	close(started[rj])
 	// A failing step fails the run as it exits (wait), whichever step of the job it is.
 	for _, pr := range procs {
-		if <-pr.done; pr.code != 0 {
+		if <-pr.done; pr.code != 0 && !pr.left {
 			return
 		}
 	}
@@ -298,10 +304,37 @@ func (x *run) wait(pr *proc) {
 		st := rec.step(pr.step.Name)
 		st.Finished, st.ExitCode, st.Signal = &finished, &code, signal
 	})
-	if code != 0 {
+	if code != 0 && !x.leave(pr) {
 		x.fail(fmt.Sprintf("step %s exited with code %d (log: %s)", pr.step.Name, code, LogPath(x.Plan.Workdir, pr.step.Name)))
 	}
 	close(pr.done)
+}
+
+// leave lets a failed node of an elastic run go while at least the minimum of nodes remain:
+// torchrun's rendezvous goes on with them, as JobSet would on a cluster while the job runs.
+func (x *run) leave(pr *proc) bool {
+	e := x.Plan.Elastic
+	if e == nil || pr.step.ReplicatedJob != e.ReplicatedJob {
+		return false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	nodes := 0
+	for _, s := range x.Plan.Steps {
+		if s.ReplicatedJob == e.ReplicatedJob {
+			nodes++
+		}
+	}
+	if nodes-len(x.left)-1 < e.MinNodes {
+		return false
+	}
+	x.left = append(x.left, pr.step.Name)
+	pr.left = true
+	if x.out != nil {
+		x.out.line(pr.step.Name, fmt.Sprintf("gantry: %s left the elastic run (exit %d); %d of at least %d nodes go on",
+			pr.step.Name, pr.code, nodes-len(x.left), e.MinNodes))
+	}
+	return true
 }
 
 // stopAll ends every running step: SIGTERM to its group, then SIGKILL after its grace period.

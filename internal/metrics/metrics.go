@@ -60,6 +60,13 @@ var (
 		Help:    "Time from TrainJob creation to Complete or Failed.",
 		Buckets: prometheus.ExponentialBuckets(10, 2, 16),
 	}, []string{"outcome"})
+
+	// TTLDeletions counts the finished TrainJobs deleted at the end of their TTL (a Gantry
+	// addition, hence the gantry_ prefix).
+	TTLDeletions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gantry_trainjob_ttl_deletions_total",
+		Help: "Finished TrainJobs deleted at the end of their ttl.gantry.dev/seconds-after-finished.",
+	})
 )
 
 // Register adds the metrics, and a collector of TrainJobs by state and runtime read from reader
@@ -68,7 +75,7 @@ func Register(reader client.Reader) error {
 	// The registry is the process's; a later manager (a restart inside one process, as tests do)
 	// points the one collector at its own cache, since the earlier cache never answers again.
 	states.reader.Store(&reader)
-	for _, c := range []prometheus.Collector{ReconcileErrors, JobSetCreationSeconds, DurationSeconds, states} {
+	for _, c := range []prometheus.Collector{ReconcileErrors, JobSetCreationSeconds, DurationSeconds, TTLDeletions, states} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
 			if _, already := err.(prometheus.AlreadyRegisteredError); !already { //nolint:errorlint // the registry returns this type unwrapped
 				return err

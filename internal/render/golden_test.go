@@ -53,6 +53,7 @@ var goldenCases = map[string]struct {
 	"torch-cpu":                  {files: []string{inputs + "torch-cpu.yaml", runtimes + "torch-distributed.yaml"}},
 	"torch-no-resources":         {files: []string{inputs + "torch-no-resources.yaml", runtimes + "torch-distributed.yaml"}},
 	"torch-env-injection":        {files: []string{inputs + "torch-env-injection.yaml"}},
+	"torch-elastic":              {files: []string{inputs + "torch-elastic.yaml", runtimes + "torch-distributed.yaml"}},
 	"torch-sdk-patches":          {files: []string{examples + "02-sdk-runtime-patches.yaml", runtimes + "torch-distributed.yaml"}},
 	"torch-kueue-queued":         {files: []string{examples + "03-kueue-queued.yaml", runtimes + "torch-distributed.yaml"}},
 	"patches-two-managers":       {files: []string{inputs + "patches-two-managers.yaml", runtimes + "torch-distributed.yaml"}},

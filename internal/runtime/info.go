@@ -63,6 +63,10 @@ type Info struct {
 	// Observed is what the caller read from the cluster for this build or admission.
 	Observed Observed
 
+	// Knobs are Gantry's annotations for this TrainJob: its own over its runtime's defaults
+	// (internal/knobs).
+	Knobs map[string]string
+
 	// Disabled are the optional features the plugins left out of this build (Disable).
 	Disabled []DisabledFeature
 

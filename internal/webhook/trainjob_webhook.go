@@ -35,6 +35,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
@@ -131,28 +132,20 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 	if old != nil && !specChanged(old, tj) {
 		// Metadata (labels, finalizers: the garbage collector's foreground deletion) and
 		// suspend: nothing the runtime could refuse, and these updates must go through even
-		// after the runtime is deleted (Kueue preempts by suspending).
-		return nil, nil
+		// after the runtime is deleted (Kueue preempts by suspending). Gantry's knobs are
+		// checked when they change.
+		if !knobs.Changed(old.Annotations, tj.Annotations) {
+			return nil, nil
+		}
+		return nil, v.validateKnobChange(ctx, old, tj)
 	}
 	lookup := ref.SnapshotThenLive
 	if old == nil {
 		lookup = ref.LiveOnly
 	}
-	rt, _, err := ref.ResolveRuntime(ctx, v.client, tj, lookup)
-	if _, notFound := errors.AsType[*ref.RuntimeNotFoundError](err); notFound && v.apiReader != nil {
-		// A runtime applied together with its TrainJob (one kubectl apply) may not have reached
-		// the cache yet: ask the apiserver before refusing.
-		rt, _, err = ref.ResolveRuntime(ctx, v.apiReader, tj, lookup)
-	}
+	rt, err := v.resolveRuntime(ctx, tj, lookup)
 	if err != nil {
-		if nf, ok := errors.AsType[*ref.RuntimeNotFoundError](err); ok {
-			kind := "clusterTrainingRuntime"
-			if nf.Kind == trainer.TrainingRuntimeKind {
-				kind = "trainingRuntime"
-			}
-			return nil, field.ErrorList{field.NotFound(refPath, fmt.Sprintf("%s: specified %s must be created before the TrainJob is created", nf.Name, kind))}.ToAggregate()
-		}
-		return nil, fmt.Errorf("reading the runtime: %w", err)
+		return nil, err
 	}
 	obs, err := v.observe(ctx, old, tj, rt)
 	if err != nil {
@@ -164,6 +157,28 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 		return warnings, errs.ToAggregate()
 	}
 	return warnings, nil
+}
+
+// resolveRuntime reads the runtime tj builds from; a missing one is an admission error naming
+// spec.runtimeRef.
+func (v *TrainJobValidator) resolveRuntime(ctx context.Context, tj *trainer.TrainJob, lookup ref.Lookup) (client.Object, error) {
+	rt, _, err := ref.ResolveRuntime(ctx, v.client, tj, lookup)
+	if _, notFound := errors.AsType[*ref.RuntimeNotFoundError](err); notFound && v.apiReader != nil {
+		// A runtime applied together with its TrainJob (one kubectl apply) may not have reached
+		// the cache yet: ask the apiserver before refusing.
+		rt, _, err = ref.ResolveRuntime(ctx, v.apiReader, tj, lookup)
+	}
+	if err == nil {
+		return rt, nil
+	}
+	if nf, ok := errors.AsType[*ref.RuntimeNotFoundError](err); ok {
+		kind := "clusterTrainingRuntime"
+		if nf.Kind == trainer.TrainingRuntimeKind {
+			kind = "trainingRuntime"
+		}
+		return nil, field.ErrorList{field.NotFound(field.NewPath("spec", "runtimeRef"), fmt.Sprintf("%s: specified %s must be created before the TrainJob is created", nf.Name, kind))}.ToAggregate()
+	}
+	return nil, fmt.Errorf("reading the runtime: %w", err)
 }
 
 // specChanged reports whether an update changes the spec beyond spec.suspend.

@@ -57,6 +57,11 @@ var Differences = []Difference{
 	difference(RuntimeStage, `spec\.template\.spec\.replicatedJobs`, `policy needs a replicated job labelled trainer\.kubeflow\.org/trainjob-ancestor-step: trainer`),
 	difference(RuntimeStage, `spec\.podGroupPolicy`, `only one of coscheduling and volcano can be configured`),
 	difference(RuntimeStage, `spec\.mlPolicy\.mpi\.numProcPerNode`, `NumProcPerNode in mpiPolicy must be >= 1`),
+	difference(RuntimeStage, `spec\.template\.spec\.ttlSecondsAfterFinished`, `set the annotation ttl\.gantry\.dev/seconds-after-finished`),
+	// Gantry's own knobs: annotations the reference ignores.
+	difference(RuntimeStage, `metadata\.annotations\[(ttl|elastic)\.gantry\.dev/[^\]]*\]`, ``),
+	difference(TrainJobStage, `metadata\.annotations\[(ttl|elastic)\.gantry\.dev/[^\]]*\]`, ``),
+	difference(TrainJobStage, `spec\.trainer(\.numNodes)?`, `an elastic TrainJob`),
 	difference(TrainJobStage, `metadata\.name`, `must be no more than \d+ characters with runtime`),
 	difference(TrainJobStage, `spec\.trainer\.numProcPerNode`, `numProcPerNode must be greater than or equal to 1`),
 	difference(TrainJobStage, `spec\.trainer\.numNodes`, `should be greater than or equal to 0|must be at most 100000`),

@@ -20,16 +20,19 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/knobs"
 )
 
 const (
@@ -208,6 +211,32 @@ var _ = ginkgo.Describe("Kueue admitting TrainJobs", func() {
 			gomega.Expect(sortedCounts(spec)).To(gomega.Equal(want), "Workload podSets of %s", tj.Name)
 			gomega.Expect(sortedCounts(admitted)).To(gomega.Equal(want), "admitted podSets of %s", tj.Name)
 		}
+	})
+
+	ginkgo.It("keeps the TTL annotation through Kueue's admission, and deletes the TrainJob on time", func() {
+		tj := simulate(queued(trainJob(ns, "ttl", clusterRuntime, "torch-distributed", 1, 8), ""),
+			map[string]map[string]string{"node": {simDuration: "2s"}})
+		tj.Annotations = map[string]string{knobs.TTLSecondsAfterFinished: "3"}
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Expect(tj.Spec.Suspend).To(gomega.HaveValue(gomega.BeTrue()), "Kueue's webhook suspends it")
+		done := expectCondition(keyOf(tj), trainer.TrainJobComplete).LastTransitionTime.Time
+		got := getTrainJob(keyOf(tj))
+		gomega.Expect(got.Spec.Suspend).To(gomega.HaveValue(gomega.BeFalse()), "Kueue admitted it with an update")
+		gomega.Expect(got.Annotations).To(gomega.HaveKeyWithValue(knobs.TTLSecondsAfterFinished, "3"))
+		var deleted time.Time
+		gomega.Eventually(func(g gomega.Gomega) {
+			cur := &trainer.TrainJob{}
+			err := k8sClient.Get(ctx, keyOf(tj), cur)
+			if apierrors.IsNotFound(err) {
+				deleted = time.Now()
+				return
+			}
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			g.Expect(cur.DeletionTimestamp).NotTo(gomega.BeNil())
+			deleted = cur.DeletionTimestamp.Time
+		}).Should(gomega.Succeed())
+		gomega.Expect(deleted).To(gomega.BeTemporally(">=", done.Add(3*time.Second)))
+		gomega.Expect(deleted).To(gomega.BeTemporally("<", done.Add(3*time.Second+10*time.Second)))
 	})
 
 	ginkgo.It("stops the pods of a preempted TrainJob and resumes it once there is room", func() {

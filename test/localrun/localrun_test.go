@@ -122,7 +122,7 @@ func jobDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Cleanup(func() {
-		for _, name := range []string{"ddp", "stop"} {
+		for _, name := range []string{"ddp", "stop", "elastic"} {
 			if rec, err := localrun.ReadRecord(filepath.Join(dir, ".gantry", "runs", name)); err == nil {
 				for _, s := range rec.Steps {
 					if s.Pid != 0 {
@@ -132,7 +132,7 @@ func jobDir(t *testing.T) string {
 			}
 		}
 	})
-	for _, f := range []string{"job.yaml", "ddp.py", "stop.yaml"} {
+	for _, f := range []string{"job.yaml", "ddp.py", "stop.yaml", "elastic.yaml", "elastic.py"} {
 		data, err := os.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
 			t.Fatal(err)

@@ -29,6 +29,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
+	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
@@ -64,6 +65,7 @@ func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object, obs *runti
 	if err != nil {
 		return nil, err
 	}
+	info.Knobs = knobs.Effective(tj.Annotations, knobs.Defaults(rt.GetAnnotations()))
 	if err := r.fwk.RunEnforcePipeline(info, tj); err != nil {
 		return nil, err
 	}
@@ -91,6 +93,9 @@ func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt clien
 		return nil, err
 	}
 	snapshot := ref.NewSnapshotSkeleton(tj)
+	// The runtime's knobs are the TrainJob's defaults for its whole life: kept on the snapshot,
+	// where the controller reads them without decoding the runtime.
+	snapshot.Annotations = knobs.Defaults(rt.GetAnnotations())
 	objs = append([]apply.Desired{{
 		Object:   snapshot,
 		Mode:     apply.IfAbsent,
@@ -136,6 +141,11 @@ func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, o
 		}
 	} else if built, err := r.RuntimeInfo(tj, rt, obs); err == nil {
 		info.FinalPodSets = built.PodSets
+	}
+	info.Knobs = knobs.Effective(tj.Annotations, knobs.Defaults(rt.GetAnnotations()))
+	if errs := validateKnobs(old, tj, rt); len(errs) > 0 {
+		// The plugins read the knobs: they are checked on sound ones only.
+		return nil, errs
 	}
 	return r.fwk.RunCustomValidationPlugins(info, old, tj)
 }

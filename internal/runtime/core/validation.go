@@ -22,10 +22,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
@@ -47,7 +49,8 @@ var requiredContainer = map[string]string{
 //   - Gantry's: what no TrainJob could ever build or run (negative or overflowing counts, a
 //     dependsOn naming no earlier job, a framework policy with no trainer step, two gang
 //     schedulers), checked on every write. Kubeflow Trainer accepts these runtimes and fails
-//     every TrainJob using them; README's Compatibility promise lists them.
+//     every TrainJob using them; README's Compatibility promise lists them. Also Gantry's knobs
+//     (annotations; internal/knobs) and no JobSet TTL in the template (validateJobSetTTL).
 func ValidateRuntime(rt, old client.Object) field.ErrorList {
 	spec, err := ref.RuntimeSpec(rt)
 	if err != nil {
@@ -59,11 +62,31 @@ func ValidateRuntime(rt, old client.Object) field.ErrorList {
 		errs = append(errs, validateAncestors(spec)...)
 	}
 	errs = append(errs, validateBuildable(spec)...)
+	errs = append(errs, knobs.ValidateRuntime(rt.GetAnnotations())...)
+	errs = append(errs, validateJobSetTTL(spec, old)...)
 	if p := spec.PodGroupPolicy; p != nil && p.Coscheduling != nil && p.Volcano != nil {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "podGroupPolicy"),
 			"only one of coscheduling and volcano can be configured"))
 	}
 	return errs
+}
+
+// validateJobSetTTL refuses a JobSet TTL in the template, which Kubeflow Trainer plans to refuse
+// too (kubeflow/trainer#4052): it deletes the pods and their logs under a TrainJob that is
+// meant to stay. A runtime stored with one keeps it through updates that leave it unchanged.
+func validateJobSetTTL(spec *trainer.TrainingRuntimeSpec, old client.Object) field.ErrorList {
+	ttl := spec.Template.Spec.TTLSecondsAfterFinished
+	if ttl == nil {
+		return nil
+	}
+	if old != nil {
+		if oldSpec, err := ref.RuntimeSpec(old); err == nil && ptr.Equal(oldSpec.Template.Spec.TTLSecondsAfterFinished, ttl) {
+			return nil
+		}
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "template", "spec", "ttlSecondsAfterFinished"),
+		fmt.Sprintf("set the annotation %s on the runtime or the TrainJob instead: it deletes the TrainJob when its time is up, and %s: All deletes only its JobSet and pods",
+			knobs.TTLSecondsAfterFinished, knobs.TTLCleanPods))}
 }
 
 // validateAncestors is Kubeflow Trainer's runtime rule, with its paths and messages.

@@ -30,6 +30,9 @@ import (
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
+const jobSetTTLRefusal = "spec.template.spec.ttlSecondsAfterFinished: Forbidden: set the annotation ttl.gantry.dev/seconds-after-finished " +
+	"on the runtime or the TrainJob instead: it deletes the TrainJob when its time is up, and ttl.gantry.dev/clean-pods: All deletes only its JobSet and pods"
+
 func TestValidateRuntime(t *testing.T) {
 	twoReplicas := utiltesting.MakeTrainingRuntimeSpecWrapper().Obj()
 	utiltesting.Job(twoReplicas.Template.Spec.ReplicatedJobs, utiltesting.Node).Replicas = 2
@@ -122,6 +125,26 @@ func TestValidateRuntime(t *testing.T) {
 				s.Template.Spec.ReplicatedJobs = s.Template.Spec.ReplicatedJobs[:2]
 				return s
 			}()),
+		},
+		"a JobSet TTL": {
+			rt:   ctr(spec(func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.TTLSecondsAfterFinished = ptr.To[int32](0) })),
+			want: jobSetTTLRefusal,
+		},
+		"an update keeping a stored JobSet TTL": {
+			rt:  ctr(spec(func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.TTLSecondsAfterFinished = ptr.To[int32](60) })),
+			old: ctr(spec(func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.TTLSecondsAfterFinished = ptr.To[int32](60) })),
+		},
+		"an update changing a stored JobSet TTL": {
+			rt:   ctr(spec(func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.TTLSecondsAfterFinished = ptr.To[int32](0) })),
+			old:  ctr(spec(func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.TTLSecondsAfterFinished = ptr.To[int32](60) })),
+			want: jobSetTTLRefusal,
+		},
+		"runtime knobs": {
+			rt: utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Annotation("ttl.gantry.dev/seconds-after-finished", "-1").
+				Annotation("elastic.gantry.dev/target-nodes", "2").Obj(),
+			want: "[metadata.annotations[elastic.gantry.dev/target-nodes]: Forbidden: is set on a TrainJob, not on its runtime, " +
+				`metadata.annotations[ttl.gantry.dev/seconds-after-finished]: Invalid value: "-1": must be an integer from 0 to 2147483647, ` +
+				"metadata.annotations[elastic.gantry.dev/target-nodes]: Forbidden: needs elastic.gantry.dev/min-nodes and elastic.gantry.dev/max-nodes: the TrainJob is not elastic]",
 		},
 		"two gang schedulers": {
 			rt:   utiltesting.MakeTrainingRuntimeWrapper("ns", "rt").Spec(bothGangs).Obj(),

@@ -163,6 +163,12 @@ func (w *TrainingRuntimeWrapper) Label(key, value string) *TrainingRuntimeWrappe
 	return w
 }
 
+// Annotation sets an annotation.
+func (w *TrainingRuntimeWrapper) Annotation(key, value string) *TrainingRuntimeWrapper {
+	w.Annotations = setLabel(w.Annotations, key, value)
+	return w
+}
+
 // Obj returns the built TrainingRuntime.
 func (w *TrainingRuntimeWrapper) Obj() *trainer.TrainingRuntime {
 	return &w.TrainingRuntime
@@ -192,6 +198,12 @@ func (w *ClusterTrainingRuntimeWrapper) Spec(spec trainer.TrainingRuntimeSpec) *
 // Label sets a label.
 func (w *ClusterTrainingRuntimeWrapper) Label(key, value string) *ClusterTrainingRuntimeWrapper {
 	w.Labels = setLabel(w.Labels, key, value)
+	return w
+}
+
+// Annotation sets an annotation.
+func (w *ClusterTrainingRuntimeWrapper) Annotation(key, value string) *ClusterTrainingRuntimeWrapper {
+	w.Annotations = setLabel(w.Annotations, key, value)
 	return w
 }
 

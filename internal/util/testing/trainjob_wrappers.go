@@ -62,6 +62,12 @@ func (w *TrainJobWrapper) Label(key, value string) *TrainJobWrapper {
 	return w
 }
 
+// Annotation sets an annotation on the TrainJob.
+func (w *TrainJobWrapper) Annotation(key, value string) *TrainJobWrapper {
+	w.Annotations = setLabel(w.Annotations, key, value)
+	return w
+}
+
 // Suspend sets spec.suspend.
 func (w *TrainJobWrapper) Suspend(suspend bool) *TrainJobWrapper {
 	w.Spec.Suspend = ptr.To(suspend)

@@ -25,9 +25,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 )
@@ -42,10 +44,21 @@ const (
 	EnvNodeRank       = "PET_NODE_RANK"
 	EnvMasterAddr     = "PET_MASTER_ADDR"
 	EnvMasterPort     = "PET_MASTER_PORT"
+
+	// Elastic torch (elastic.gantry.dev annotations): torchrun's c10d rendezvous.
+	EnvRdzvBackend  = "PET_RDZV_BACKEND"
+	EnvRdzvEndpoint = "PET_RDZV_ENDPOINT"
+	EnvRdzvID       = "PET_RDZV_ID"
+	EnvMaxRestarts  = "PET_MAX_RESTARTS"
+	// RdzvPort is where node 0 serves the c10d rendezvous.
+	RdzvPort = 29400
 )
 
 // reservedEnv are the names the plugin owns; a TrainJob may not set them.
 var reservedEnv = sets.New(EnvNumNodes, EnvNumProcPerNode, EnvNodeRank, EnvMasterAddr, EnvMasterPort)
+
+// reservedElasticEnv are also the plugin's when the TrainJob is elastic.
+var reservedElasticEnv = sets.New(EnvRdzvBackend, EnvRdzvEndpoint, EnvRdzvID, EnvMaxRestarts)
 
 // Torch is the PyTorch ML policy.
 type Torch struct{}
@@ -73,22 +86,54 @@ func (*Torch) EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
 	if t == nil {
 		return nil
 	}
-	info.SetTrainerCount(t.NumNodes)
+	elastic, errs := knobs.ParseElastic(info.Knobs)
+	if len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	numNodes := t.NumNodes
+	if elastic != nil {
+		// The node count starts at numNodes (the runtime's when the TrainJob has none); a
+		// target-nodes set at creation wins.
+		numNodes = ptr.To(elastic.Nodes(ptr.Deref(numNodes, ptr.Deref(info.RuntimePolicy.MLPolicy.NumNodes, 1))))
+	}
+	info.SetTrainerCount(numNodes)
 	ps, node, err := info.TrainerNode()
 	if err != nil {
 		return err
 	}
 	nproc := numProcPerNode(info, t)
 	tune := isTorchtune(t)
-	env := petEnv(info, tj, ps, nproc, !tune)
+	env := append(petEnv(info, tj, ps, nproc, !tune), elasticEnv(info, tj, ps, elastic)...)
 	node.Env = runtime.UpsertEnv(node.Env, env...)
 	node.Ports = runtime.UpsertPorts(node.Ports, corev1.ContainerPort{ContainerPort: runtime.ContainerPort})
+	if elastic != nil {
+		node.Ports = runtime.UpsertPorts(node.Ports, corev1.ContainerPort{ContainerPort: RdzvPort})
+	}
 	if tune {
 		if err := mutateTorchtuneCommand(info, tj, node, ps.Count, nproc); err != nil {
 			return err
 		}
 	}
-	return injectTargets(info, petEnv(info, tj, ps, nproc, true))
+	return injectTargets(info, append(petEnv(info, tj, ps, nproc, true), elasticEnv(info, tj, ps, elastic)...))
+}
+
+// elasticEnv turns torchrun elastic: a node range instead of a count, and a c10d rendezvous on
+// node 0 that nodes join and leave. The master address stays, for scripts that read it.
+func elasticEnv(info *runtime.Info, tj *trainer.TrainJob, ps *runtime.PodSet, e *knobs.Elastic) []corev1.EnvVar {
+	if e == nil {
+		return nil
+	}
+	id := string(tj.UID)
+	if id == "" {
+		id = tj.Name // an offline render has no UID yet
+	}
+	return []corev1.EnvVar{
+		{Name: EnvNumNodes, Value: fmt.Sprintf("%d:%d", e.MinNodes, e.MaxNodes)},
+		{Name: EnvRdzvBackend, Value: "c10d"},
+		{Name: EnvRdzvEndpoint, Value: fmt.Sprintf("%s:%d", info.Endpoint(tj.Name, ps.Name, 0, 0), RdzvPort)},
+		{Name: EnvRdzvID, Value: id},
+		{Name: EnvMaxRestarts, Value: strconv.Itoa(int(e.MaxRestarts))},
+	}
 }
 
 // petEnv is the torchrun environment; the master address is the first pod of the trainer job.
@@ -160,7 +205,11 @@ func runtimeNodeResources(info *runtime.Info) corev1.ResourceRequirements {
 
 // Validate refuses reserved env names and envInjection targets the runtime lacks.
 func (*Torch) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
-	errs := runtime.ReservedEnvInvalid(tj.Spec.Trainer, reservedEnv)
+	reserved := reservedEnv
+	if elastic, _ := knobs.ParseElastic(info.Knobs); elastic != nil {
+		reserved = reservedEnv.Union(reservedElasticEnv)
+	}
+	errs := runtime.ReservedEnvInvalid(tj.Spec.Trainer, reserved)
 	if inj := info.RuntimePolicy.MLPolicy.Torch.EnvInjection; inj != nil {
 		for _, target := range inj.Targets {
 			ps := info.PodSetByName(target.JobName)

@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/knobs"
+	"github.com/gantry-ml/gantry/internal/scheme"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+)
+
+// TestScale covers the decisions of an elastic TrainJob's scale: the JobSet is patched only
+// when JobSet allows it, and every refusal is a Scaled=False condition with its reason.
+func TestScale(t *testing.T) {
+	cases := map[string]struct {
+		target    string
+		labels    map[string]string
+		finished  bool
+		gateOff   bool
+		wantNodes int32
+		wantCond  []string // status, reason
+		wantDry   int
+	}{
+		"scales the node job":           {target: "2", wantNodes: 2, wantCond: []string{"True", ReasonScaled}, wantDry: 1},
+		"nothing to do at the target":   {target: "4", wantNodes: 4},
+		"refused when finished":         {target: "2", finished: true, wantNodes: 4, wantCond: []string{"False", ReasonScaleJobSetDone}},
+		"refused for Kueue's TrainJobs": {target: "2", labels: map[string]string{kueueQueueLabel: "q"}, wantNodes: 4, wantCond: []string{"False", ReasonScaleKueueManaged}},
+		"refused when JobSet's gate is off, asked once": {target: "2", gateOff: true, wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleGateOff}, wantDry: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Annotation(knobs.ElasticMinNodes, "1").
+				Annotation(knobs.ElasticMaxNodes, "4").Annotation(knobs.ElasticTargetNodes, tc.target).Obj()
+			tj.Labels = tc.labels
+			js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "tj"},
+				Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{
+					{Name: "dataset-initializer"},
+					{Name: "node", Template: batchJob(4)},
+				}}}
+			js.Spec.ReplicatedJobs[1].Template.Labels = map[string]string{trainer.AncestorLabel: trainer.AncestorTrainer}
+			sch, err := scheme.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dryRuns := 0
+			c := fake.NewClientBuilder().WithScheme(sch).WithObjects(tj, js).WithInterceptorFuncs(interceptor.Funcs{
+				Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+					po := &client.PatchOptions{}
+					po.ApplyOptions(opts)
+					if len(po.DryRun) > 0 {
+						dryRuns++
+						if tc.gateOff {
+							return apierrors.NewInvalid(schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"}, "tj",
+								field.ErrorList{field.Invalid(field.NewPath("spec", "replicatedJobs"), nil, "field is immutable")})
+						}
+						return nil
+					}
+					return cl.Patch(ctx, obj, p, opts...)
+				},
+			}).Build()
+			r := &TrainJobReconciler{client: c}
+			// Twice: a refusal, or the gate, is found once.
+			for range 2 {
+				cur := &jobsetv1alpha2.JobSet{}
+				if err := c.Get(context.Background(), client.ObjectKeyFromObject(js), cur); err != nil {
+					t.Fatal(err)
+				}
+				s := &scope{tj: tj, status: tj.Status.DeepCopy(), now: metav1.Now(), jobSet: cur}
+				if tc.finished {
+					s.status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
+				}
+				if err := r.scale(context.Background(), s); err != nil {
+					t.Fatal(err)
+				}
+				tj.Status = *s.status
+			}
+			got := &jobsetv1alpha2.JobSet{}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(js), got); err != nil {
+				t.Fatal(err)
+			}
+			spec := got.Spec.ReplicatedJobs[1].Template.Spec
+			if diff := cmp.Diff([]int32{tc.wantNodes, tc.wantNodes}, []int32{*spec.Parallelism, *spec.Completions}); diff != "" {
+				t.Errorf("node job parallelism and completions (-want +got):\n%s", diff)
+			}
+			var cond []string
+			if c := apimeta.FindStatusCondition(tj.Status.Conditions, ConditionScaled); c != nil {
+				cond = []string{string(c.Status), c.Reason}
+			}
+			if diff := cmp.Diff(tc.wantCond, cond); diff != "" {
+				t.Errorf("Scaled condition (-want +got):\n%s", diff)
+			}
+			if dryRuns != tc.wantDry {
+				t.Errorf("dry-run patches: %d, want %d", dryRuns, tc.wantDry)
+			}
+		})
+	}
+}
+
+func batchJob(n int32) batchv1.JobTemplateSpec {
+	return batchv1.JobTemplateSpec{Spec: batchJobSpec(n)}
+}
+
+func batchJobSpec(n int32) batchv1.JobSpec {
+	return batchv1.JobSpec{Parallelism: ptr.To(n), Completions: ptr.To(n)}
+}

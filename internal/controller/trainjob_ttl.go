@@ -1,0 +1,160 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/knobs"
+	"github.com/gantry-ml/gantry/internal/metrics"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
+)
+
+// Event reasons of the clean-up after finish.
+const (
+	ReasonTTLExpired     = "TTLExpired"
+	ReasonPodsCleanedUp  = "PodsCleanedUp"
+	minTTLRequeue        = time.Second
+	ttlDeletePropagation = metav1.DeletePropagationForeground
+)
+
+// cleanUp applies the TTL knobs to a TrainJob the cache already holds as finished (so nothing
+// can build it again): clean-pods deletes its JobSet, and at the end of its TTL the TrainJob is
+// deleted, with everything it owns. The deadline is computed from the terminal condition each
+// time, never kept in memory, so a restart finds every deadline again. It returns when to look
+// again.
+func (r *TrainJobReconciler) cleanUp(ctx context.Context, s *scope) (time.Duration, error) {
+	finishedAt := finishTime(&s.tj.Status)
+	if finishedAt == nil {
+		return 0, nil
+	}
+	defaults, err := r.knobDefaults(ctx, s.tj)
+	if err != nil {
+		return 0, err
+	}
+	ttl, errs := knobs.ParseTTL(knobs.Effective(s.tj.Annotations, defaults))
+	if len(errs) > 0 {
+		// Only when admission was bypassed; the webhook refuses these values.
+		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring invalid TTL annotations", "errors", errs.ToAggregate().Error())
+	}
+	if err := r.cleanPods(ctx, s, ttl.CleanPods); err != nil {
+		return 0, err
+	}
+	if ttl.After == nil {
+		return 0, nil
+	}
+	if left := finishedAt.Add(*ttl.After).Sub(r.clock.Now()); left > 0 {
+		return max(left, minTTLRequeue), nil
+	}
+	return r.deleteExpired(ctx, s.tj, *finishedAt, *ttl.After)
+}
+
+// cleanPods deletes the JobSet of a finished TrainJob when clean-pods asks: always for All, for
+// Running only while pods of it still run. The TrainJob keeps its status.
+func (r *TrainJobReconciler) cleanPods(ctx context.Context, s *scope, policy knobs.CleanPods) error {
+	js := s.jobSet
+	if js == nil || !js.DeletionTimestamp.IsZero() || policy == knobs.CleanNone ||
+		policy == knobs.CleanRunning && !jobSetActive(js) {
+		return nil
+	}
+	err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &js.UID})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the JobSet of a finished TrainJob (%s: %s): %w", knobs.TTLCleanPods, policy, err)
+	}
+	if err == nil {
+		r.recorder.Eventf(s.tj, corev1.EventTypeNormal, ReasonPodsCleanedUp, "Deleted JobSet %s and its pods (%s: %s)", js.Name, knobs.TTLCleanPods, policy)
+	}
+	return nil
+}
+
+func jobSetActive(js *jobsetv1alpha2.JobSet) bool {
+	for _, rj := range js.Status.ReplicatedJobsStatus {
+		if rj.Active > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteExpired deletes a TrainJob whose TTL ended. The preconditions make it delete only the
+// TrainJob this decision was made on: a TTL raised meanwhile, or a new TrainJob of that name,
+// makes it fail and the next reconcile decide again.
+func (r *TrainJobReconciler) deleteExpired(ctx context.Context, tj *trainer.TrainJob, finishedAt time.Time, ttl time.Duration) (time.Duration, error) {
+	r.recorder.Eventf(tj, corev1.EventTypeNormal, ReasonTTLExpired, "TrainJob finished at %s; its TTL of %s ended: deleting it",
+		finishedAt.UTC().Format(time.RFC3339), ttl)
+	err := r.client.Delete(ctx, tj, client.PropagationPolicy(ttlDeletePropagation),
+		client.Preconditions{UID: &tj.UID, ResourceVersion: &tj.ResourceVersion})
+	switch {
+	case err == nil:
+		metrics.TTLDeletions.Inc()
+		ctrl.LoggerFrom(ctx).V(2).Info("Deleted TrainJob at the end of its TTL", "ttl", ttl)
+		return 0, nil
+	case apierrors.IsNotFound(err):
+		return 0, nil
+	case apierrors.IsConflict(err):
+		// Changed since the cache read it: decide again on the new version.
+		return minTTLRequeue, nil
+	default:
+		return 0, fmt.Errorf("deleting the TrainJob at the end of its TTL: %w", err)
+	}
+}
+
+// finishTime is when the TrainJob finished: the terminal condition's last transition.
+func finishTime(status *trainer.TrainJobStatus) *time.Time {
+	for _, t := range []string{trainer.TrainJobComplete, trainer.TrainJobFailed} {
+		if c := apimeta.FindStatusCondition(status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
+			return &c.LastTransitionTime.Time
+		}
+	}
+	return nil
+}
+
+// knobDefaults are the runtime's knobs the TrainJob started with: kept on its snapshot, or read
+// from the live runtime when it has none (it never built). Both come from the cache.
+func (r *TrainJobReconciler) knobDefaults(ctx context.Context, tj *trainer.TrainJob) (map[string]string, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: ref.SnapshotName(tj)}, cm)
+	if err == nil {
+		if owner := metav1.GetControllerOf(cm); owner != nil && owner.UID == tj.UID {
+			return knobs.Defaults(cm.Annotations), nil
+		}
+		return nil, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading the runtime snapshot: %w", err)
+	}
+	rt, _, err := ref.ResolveRuntime(ctx, r.client, tj, ref.LiveOnly)
+	if err != nil {
+		if ref.IsRuntimeNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the runtime: %w", err)
+	}
+	return knobs.Defaults(rt.GetAnnotations()), nil
+}

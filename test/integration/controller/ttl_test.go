@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/knobs"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	fwk "github.com/gantry-ml/gantry/test/integration/framework"
+	"github.com/gantry-ml/gantry/test/util"
+)
+
+// Clean-up after finish (ttl.gantry.dev annotations). envtest runs no garbage collector: a
+// TrainJob deleted in the foreground keeps its deletionTimestamp and is not removed, which lets
+// the specs read when it was deleted.
+var _ = ginkgo.Describe("TrainJob clean-up after finish", func() {
+	var ns string
+
+	ginkgo.BeforeEach(func() {
+		ns = newNamespace()
+		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Annotation(knobs.TTLSecondsAfterFinished, "3600").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+	})
+	torchJob := func(name string) *utiltesting.TrainJobWrapper {
+		return utiltesting.MakeTrainJobWrapper(ns, name).RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+			Trainer(utiltesting.MakeTrainerWrapper().Container("pytorch:2", []string{"torchrun"}, nil).NumNodes(2).Obj())
+	}
+	get := func(g gomega.Gomega, tj *trainer.TrainJob) *trainer.TrainJob {
+		got := &trainer.TrainJob{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), got)).To(gomega.Succeed())
+		return got
+	}
+	waitJobSet := func(tj *trainer.TrainJob) {
+		gomega.Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	}
+	// finishedAt waits for Complete and returns its transition time.
+	finishedAt := func(tj *trainer.TrainJob) time.Time {
+		var at time.Time
+		gomega.Eventually(func(g gomega.Gomega) {
+			c := apimeta.FindStatusCondition(get(g, tj).Status.Conditions, trainer.TrainJobComplete)
+			g.Expect(c).NotTo(gomega.BeNil())
+			g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue))
+			at = c.LastTransitionTime.Time
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		return at
+	}
+	deletedAt := func(g gomega.Gomega, tj *trainer.TrainJob) time.Time {
+		got := get(g, tj)
+		g.Expect(got.DeletionTimestamp).NotTo(gomega.BeNil(), "not deleted yet")
+		g.Expect(got.Finalizers).To(gomega.ContainElement(metav1.FinalizerDeleteDependents), "deleted in the foreground")
+		return got.DeletionTimestamp.Time
+	}
+	expiredEvent := func(g gomega.Gomega, tj *trainer.TrainJob) {
+		events := &corev1.EventList{}
+		g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(gomega.Succeed())
+		var reasons []string
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == tj.Name && e.InvolvedObject.Kind == trainer.TrainJobKind {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		g.Expect(reasons).To(gomega.ContainElement("TTLExpired"))
+	}
+
+	ginkgo.It("deletes a finished TrainJob at the end of its TTL, the TrainJob's over the runtime's, never before", func() {
+		tj := torchJob("ttl").Annotation(knobs.TTLSecondsAfterFinished, "3").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		waitJobSet(tj)
+		completeJobSet(tj)
+		done := finishedAt(tj)
+		gomega.Consistently(func(g gomega.Gomega) {
+			g.Expect(get(g, tj).DeletionTimestamp).To(gomega.BeNil())
+		}, time.Until(done.Add(2*time.Second)), util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			// Times in the API have a resolution of seconds.
+			g.Expect(deletedAt(g, tj)).To(gomega.BeTemporally(">=", done.Add(3*time.Second)))
+			expiredEvent(g, tj)
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("keeps a TrainJob whose TTL was raised before it ended", func() {
+		tj := torchJob("raised").Annotation(knobs.TTLSecondsAfterFinished, "2").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		waitJobSet(tj)
+		completeJobSet(tj)
+		done := finishedAt(tj)
+		gomega.Eventually(func() error {
+			cur := &trainer.TrainJob{}
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur); err != nil {
+				return err
+			}
+			cur.Annotations[knobs.TTLSecondsAfterFinished] = "3600"
+			return k8sClient.Update(ctx, cur)
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Consistently(func(g gomega.Gomega) {
+			g.Expect(get(g, tj).DeletionTimestamp).To(gomega.BeNil())
+		}, time.Until(done.Add(4*time.Second)), util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("deletes a TrainJob whose TTL ended while the manager was down as soon as it is back", func() {
+		tj := torchJob("restart").Annotation(knobs.TTLSecondsAfterFinished, "2").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		waitJobSet(tj)
+		completeJobSet(tj)
+		done := finishedAt(tj)
+		withManagerStopped(func() {
+			gomega.Consistently(func(g gomega.Gomega) {
+				g.Expect(get(g, tj).DeletionTimestamp).To(gomega.BeNil())
+			}, time.Until(done.Add(3*time.Second)), util.Interval).Should(gomega.Succeed())
+		})
+		back := time.Now()
+		gomega.Eventually(func(g gomega.Gomega) {
+			deletedAt(g, tj)
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Expect(time.Since(back)).To(gomega.BeNumerically("<", 5*time.Second))
+	})
+
+	ginkgo.It("with clean-pods: All, deletes the JobSet at the finish and keeps the TrainJob and its status", func() {
+		tj := torchJob("clean").Annotation(knobs.TTLCleanPods, "All").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		waitJobSet(tj)
+		// As JobSet reports its jobs (envtest runs no JobSet controller).
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := &jobsetv1alpha2.JobSet{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
+			js.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Succeeded: 1}}
+			g.Expect(k8sClient.Status().Update(ctx, js)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		completeJobSet(tj)
+		finishedAt(tj)
+		gomega.Eventually(func(g gomega.Gomega) {
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
+			g.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "the JobSet is still there: %v", err)
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		var status trainer.TrainJobStatus
+		gomega.Eventually(func(g gomega.Gomega) { status = get(g, tj).Status }, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Expect(status.JobsStatus).NotTo(gomega.BeEmpty())
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 3)
+		gomega.Consistently(func(g gomega.Gomega) {
+			got := get(g, tj)
+			g.Expect(got.Status).To(gomega.Equal(status))
+			g.Expect(got.DeletionTimestamp).To(gomega.BeNil())
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
+			g.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "a JobSet was made again: %v", err)
+		}, "3s", util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("with clean-pods: Running, keeps a finished JobSet whose pods all ended", func() {
+		tj := torchJob("running").Annotation(knobs.TTLCleanPods, "Running").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		waitJobSet(tj)
+		completeJobSet(tj)
+		finishedAt(tj)
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 2)
+		gomega.Consistently(func() error {
+			return k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
+		}, "2s", util.Interval).Should(gomega.Succeed())
+	})
+})
