@@ -18,6 +18,7 @@ package config
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -35,19 +36,24 @@ func trim(in any) (any, error) {
 	return stripManagedFields(in)
 }
 
-// trimRunningJobSet drops a JobSet's managedFields, and its Job templates when it is not
-// suspended: the controller never writes a running JobSet,
-// so it reads only its metadata, spec.suspend and status, and the templates are most of a
-// JobSet's size. A suspended JobSet keeps them, since the controller compares them with what it
-// would apply (ApplyUnlessRunning); when one is suspended again, the write that suspends it finds
-// the templates missing and applies, as it must anyway.
+// trimRunningJobSet drops a JobSet's managedFields, and its pod templates when it is not
+// suspended: the controller never rewrites a running JobSet, so it reads only its metadata,
+// spec.suspend, status and, for an elastic TrainJob's scale, each Job template's labels,
+// parallelism and completions; the pod templates are most of a JobSet's size. A suspended JobSet
+// keeps them, since the controller compares them with what it would apply (ApplyUnlessRunning);
+// when one is suspended again, the write that suspends it finds the templates missing and
+// applies, as it must anyway.
 func trimRunningJobSet(js *jobsetv1alpha2.JobSet) (any, error) {
 	js.ManagedFields = nil
 	if apply.Suspended(js) {
 		return js, nil
 	}
 	for i := range js.Spec.ReplicatedJobs {
-		js.Spec.ReplicatedJobs[i].Template = batchv1.JobTemplateSpec{}
+		t := &js.Spec.ReplicatedJobs[i].Template
+		*t = batchv1.JobTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: t.Labels},
+			Spec:       batchv1.JobSpec{Parallelism: t.Spec.Parallelism, Completions: t.Spec.Completions},
+		}
 	}
 	return js, nil
 }

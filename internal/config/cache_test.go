@@ -38,20 +38,24 @@ func TestTrim(t *testing.T) {
 			Status: jobsetv1alpha2.JobSetStatus{ReplicatedJobsStatus: []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Active: 1}}},
 		}
 	}
-	template := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Template: corev1.PodTemplateSpec{
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "node", Image: "pytorch"}}},
-	}}}
+	labels := map[string]string{"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+	template := batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"x": "y"}},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](4), BackoffLimit: ptr.To[int32](0),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "node", Image: "pytorch"}}}}}}
+	// What an elastic TrainJob's scale reads of a running JobSet's Job template.
+	sizeOnly := batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](4)}}
 	managed := []metav1.ManagedFieldsEntry{{Manager: "trainer", Operation: metav1.ManagedFieldsOperationApply}}
 	cases := map[string]struct {
 		in, want any
 	}{
-		"running: templates and managedFields dropped, the rest kept": {
+		"running: templates but their labels and size, and managedFields dropped, the rest kept": {
 			in:   jobSet(nil, template, managed),
-			want: jobSet(nil, batchv1.JobTemplateSpec{}, nil),
+			want: jobSet(nil, sizeOnly, nil),
 		},
 		"resumed: as running": {
 			in:   jobSet(ptr.To(false), template, managed),
-			want: jobSet(ptr.To(false), batchv1.JobTemplateSpec{}, nil),
+			want: jobSet(ptr.To(false), sizeOnly, nil),
 		},
 		"suspended: templates kept for the up-to-date check": {
 			in:   jobSet(ptr.To(true), template, managed),

@@ -21,6 +21,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -30,6 +31,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/knobs"
+	"github.com/gantry-ml/gantry/internal/metrics"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
@@ -92,6 +94,7 @@ var _ = ginkgo.Describe("TrainJob clean-up after finish", func() {
 
 	ginkgo.It("deletes a finished TrainJob at the end of its TTL, the TrainJob's over the runtime's, never before", func() {
 		tj := torchJob("ttl").Annotation(knobs.TTLSecondsAfterFinished, "3").Obj()
+		deletions := testutil.ToFloat64(metrics.TTLDeletions)
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
 		waitJobSet(tj)
 		completeJobSet(tj)
@@ -104,6 +107,7 @@ var _ = ginkgo.Describe("TrainJob clean-up after finish", func() {
 			g.Expect(deletedAt(g, tj)).To(gomega.BeTemporally(">=", done.Add(3*time.Second)))
 			expiredEvent(g, tj)
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Expect(testutil.ToFloat64(metrics.TTLDeletions)).To(gomega.BeNumerically(">", deletions))
 	})
 
 	ginkgo.It("keeps a TrainJob whose TTL was raised before it ended", func() {
