@@ -130,6 +130,9 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if s.buildErr != nil {
 		return ctrl.Result{}, s.buildErr
 	}
+	if s.scaleErr != nil {
+		return ctrl.Result{}, s.scaleErr
+	}
 	ttlRequeue, err := r.cleanUp(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -148,7 +151,9 @@ type scope struct {
 	// does not exist any more.
 	jobSetGone bool
 	buildErr   error
-	events     []queuedEvent
+	// scaleErr is a failed scale of an elastic TrainJob, retried after the status is written.
+	scaleErr error
+	events   []queuedEvent
 }
 
 // reconcile computes s.status: the build of an unfinished TrainJob, then what its JobSet,

@@ -19,7 +19,9 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,20 +35,24 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/knobs"
 )
 
 // The Scaled condition of an elastic TrainJob: True once its node job runs at the
-// elastic.gantry.dev/target-nodes asked, False with the reason a scale was refused.
+// elastic.gantry.dev/target-nodes asked, False with the reason a scale was refused or failed.
 const (
-	ConditionScaled              = "Scaled"
-	ReasonScaled                 = "Scaled"
-	ReasonScaleJobSetDone        = "JobSetFinished"
-	ReasonScaleKueueManaged      = "KueueManaged"
-	ReasonScaleGateOff           = "ElasticJobSetDisabled"
-	kueueQueueLabel              = "kueue.x-k8s.io/queue-name"
-	gateUnknown, gateOn, gateOff = int32(0), int32(1), int32(2)
+	ConditionScaled         = "Scaled"
+	ReasonScaled            = "Scaled"
+	ReasonScaleJobSetDone   = "JobSetFinished"
+	ReasonScaleKueueManaged = "KueueManaged"
+	ReasonScaleGateOff      = "ElasticJobSetDisabled"
+	ReasonScaleRejected     = "ScaleRejected"
+	ReasonScaleFailed       = "ScaleFailed"
+	kueueQueueLabel         = "kueue.x-k8s.io/queue-name"
 )
+
+const gateUnknown, gateOn, gateOff = int32(0), int32(1), int32(2)
 
 // elasticGate remembers whether JobSet lets a running JobSet's parallelism change (its
 // ElasticJobSet feature gate), learnt once per manager by a dry-run patch.
@@ -55,9 +61,12 @@ type elasticGate struct{ state atomic.Int32 }
 // scale makes the node job of an elastic TrainJob's running JobSet follow target-nodes: the one
 // change Gantry makes to a running JobSet, and only to the node job's parallelism and
 // completions (JobSet's ElasticJobSet). The JobSet controller then adds or removes the highest
-// indices. A refusal is a Scaled=False condition and a Warning event.
+// indices. Builds stay at numNodes, so a suspended JobSet (whose templates the build owns) is not
+// scaled, and the scale is made again once it runs. A refusal or a failure is a Scaled=False
+// condition and an event; a failure is retried (s.scaleErr) after the status is written.
 func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
-	if _, ok := s.tj.Annotations[knobs.ElasticTargetNodes]; !ok || s.jobSet == nil {
+	js := s.jobSet
+	if _, ok := s.tj.Annotations[knobs.ElasticTargetNodes]; !ok || js == nil || !js.DeletionTimestamp.IsZero() || apply.Suspended(js) {
 		return nil
 	}
 	defaults, err := r.knobDefaults(ctx, s.tj)
@@ -68,35 +77,38 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 	if len(errs) > 0 || elastic == nil || elastic.Target == nil {
 		return nil // the webhook refuses these; nothing to follow
 	}
-	index, current := nodeJob(s.jobSet)
+	index, current := nodeJob(js)
 	target := *elastic.Target
 	if index < 0 || current == target {
 		return nil
 	}
 	from := fmt.Sprintf("from %d to %d nodes", current, target)
 	switch {
-	case isFinished(s.status) || jobSetFinished(s.jobSet):
-		s.scaleRefused(ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
+	case isFinished(s.status) || jobSetFinished(js):
+		s.setScaled(metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
 		return nil
 	case s.tj.Labels[kueueQueueLabel] != "":
-		s.scaleRefused(ReasonScaleKueueManaged, "Cannot scale "+from+": Kueue admitted this TrainJob at its size and does not resize TrainJobs")
+		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": Kueue admitted this TrainJob at its size and does not resize TrainJobs")
 		return nil
 	}
-	patch, err := scalePatch(index, target)
+	patch, err := scalePatch(index, js.Spec.ReplicatedJobs[index].Name, target)
 	if err != nil {
 		return err
 	}
-	if on, err := r.gateOn(ctx, s.jobSet, patch); err != nil || !on {
-		if err == nil {
-			s.scaleRefused(ReasonScaleGateOff, "Cannot scale "+from+": JobSet refuses to change a running JobSet's parallelism (enable its ElasticJobSet feature gate)")
-		}
-		return err
+	if err = r.patchScale(ctx, js, patch); err == nil {
+		ctrl.LoggerFrom(ctx).V(2).Info("Scaled the node job", "from", current, "to", target)
+		s.setScaled(metav1.ConditionTrue, ReasonScaled, "Scaled the node job "+from)
+		return nil
 	}
-	if err := r.client.Patch(ctx, s.jobSet, patch); err != nil {
-		return fmt.Errorf("scaling the JobSet %s: %w", from, err)
+	switch {
+	case errors.Is(err, errGateOff):
+		s.setScaled(metav1.ConditionFalse, ReasonScaleGateOff, "Cannot scale "+from+": JobSet refuses to change a running JobSet's parallelism (enable its ElasticJobSet feature gate)")
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+		s.setScaled(metav1.ConditionFalse, ReasonScaleRejected, "Cannot scale "+from+": "+err.Error())
+	default:
+		s.setScaled(metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
+		s.scaleErr = fmt.Errorf("scaling the JobSet %s: %w", from, err)
 	}
-	ctrl.LoggerFrom(ctx).V(2).Info("Scaled the node job", "from", current, "to", target)
-	s.setScaled(metav1.ConditionTrue, ReasonScaled, "Scaled the node job "+from)
 	return nil
 }
 
@@ -111,10 +123,11 @@ func nodeJob(js *jobsetv1alpha2.JobSet) (int, int32) {
 }
 
 // scalePatch changes the parallelism and completions of replicated job index, after checking it
-// is the one meant.
-func scalePatch(index int, target int32) (client.Patch, error) {
+// is still the one named.
+func scalePatch(index int, name string, target int32) (client.Patch, error) {
 	base := fmt.Sprintf("/spec/replicatedJobs/%d", index)
 	ops := []map[string]any{
+		{"op": "test", "path": base + "/name", "value": name},
 		{"op": "replace", "path": base + "/template/spec/parallelism", "value": target},
 		{"op": "replace", "path": base + "/template/spec/completions", "value": target},
 	}
@@ -125,26 +138,29 @@ func scalePatch(index int, target int32) (client.Patch, error) {
 	return client.RawPatch(types.JSONPatchType, data), nil
 }
 
-// gateOn tells whether JobSet accepts the scale, asking once with a dry run.
-func (r *TrainJobReconciler) gateOn(ctx context.Context, js *jobsetv1alpha2.JobSet, patch client.Patch) (bool, error) {
+// errGateOff: JobSet refuses every scale of a running JobSet.
+var errGateOff = errors.New("JobSet's ElasticJobSet feature gate is off")
+
+// patchScale writes the scale. The first time, a dry run tells whether JobSet's ElasticJobSet
+// gate is on: off, JobSet calls the change of replicatedJobs immutable, and every later scale is
+// refused without asking. Any other refusal is this JobSet's alone.
+func (r *TrainJobReconciler) patchScale(ctx context.Context, js *jobsetv1alpha2.JobSet, patch client.Patch) error {
 	switch r.gate.state.Load() {
-	case gateOn:
-		return true, nil
 	case gateOff:
-		return false, nil
-	}
-	err := r.client.Patch(ctx, js.DeepCopy(), patch, client.DryRunAll)
-	switch {
-	case err == nil:
+		return errGateOff
+	case gateUnknown:
+		err := r.client.Patch(ctx, js.DeepCopy(), patch, client.DryRunAll)
+		if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable") {
+			ctrl.LoggerFrom(ctx).Info("JobSet refuses to scale running JobSets; elastic scaling is off", "reason", err.Error())
+			r.gate.state.Store(gateOff)
+			return errGateOff
+		}
+		if err != nil {
+			return err
+		}
 		r.gate.state.Store(gateOn)
-		return true, nil
-	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
-		ctrl.LoggerFrom(ctx).Info("JobSet refuses to scale running JobSets; elastic scaling is off", "reason", err.Error())
-		r.gate.state.Store(gateOff)
-		return false, nil
-	default:
-		return false, fmt.Errorf("asking JobSet whether it scales running JobSets: %w", err)
 	}
+	return r.client.Patch(ctx, js, patch)
 }
 
 func (s *scope) setScaled(status metav1.ConditionStatus, reason, message string) {
@@ -160,9 +176,4 @@ func (s *scope) setScaled(status metav1.ConditionStatus, reason, message string)
 		eventType = corev1.EventTypeWarning
 	}
 	s.events = append(s.events, queuedEvent{eventType: eventType, reason: reason, message: message})
-}
-
-// scaleRefused records a refusal once: the same refusal on later reconciles changes nothing.
-func (s *scope) scaleRefused(reason, message string) {
-	s.setScaled(metav1.ConditionFalse, reason, message)
 }

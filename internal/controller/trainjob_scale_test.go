@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,17 +47,25 @@ func TestScale(t *testing.T) {
 		target    string
 		labels    map[string]string
 		finished  bool
-		gateOff   bool
+		dryErr    error
 		wantNodes int32
 		wantCond  []string // status, reason
 		wantDry   int
+		wantErr   bool
+		suspended bool
 	}{
 		"scales the node job":           {target: "2", wantNodes: 2, wantCond: []string{"True", ReasonScaled}, wantDry: 1},
 		"nothing to do at the target":   {target: "4", wantNodes: 4},
 		"refused when finished":         {target: "2", finished: true, wantNodes: 4, wantCond: []string{"False", ReasonScaleJobSetDone}},
 		"refused for Kueue's TrainJobs": {target: "2", labels: map[string]string{kueueQueueLabel: "q"}, wantNodes: 4, wantCond: []string{"False", ReasonScaleKueueManaged}},
-		"refused when JobSet's gate is off, asked once": {target: "2", gateOff: true, wantNodes: 4,
+		"refused when JobSet's gate is off, asked once": {target: "2", dryErr: immutable, wantNodes: 4,
 			wantCond: []string{"False", ReasonScaleGateOff}, wantDry: 1},
+		"refused for this JobSet alone by a policy, asked again": {target: "2", dryErr: apierrors.NewForbidden(
+			schema.GroupResource{Group: "jobset.x-k8s.io", Resource: "jobsets"}, "tj", errors.New("denied by policy")), wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleRejected}, wantDry: 2},
+		"failed, retried": {target: "2", dryErr: apierrors.NewServiceUnavailable("webhook down"), wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleFailed}, wantDry: 2, wantErr: true},
+		"not while suspended": {target: "2", suspended: true, wantNodes: 4},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -69,6 +78,7 @@ func TestScale(t *testing.T) {
 					{Name: "node", Template: batchJob(4)},
 				}}}
 			js.Spec.ReplicatedJobs[1].Template.Labels = map[string]string{trainer.AncestorLabel: trainer.AncestorTrainer}
+			js.Spec.Suspend = ptr.To(tc.suspended)
 			sch, err := scheme.New()
 			if err != nil {
 				t.Fatal(err)
@@ -80,11 +90,7 @@ func TestScale(t *testing.T) {
 					po.ApplyOptions(opts)
 					if len(po.DryRun) > 0 {
 						dryRuns++
-						if tc.gateOff {
-							return apierrors.NewInvalid(schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"}, "tj",
-								field.ErrorList{field.Invalid(field.NewPath("spec", "replicatedJobs"), nil, "field is immutable")})
-						}
-						return nil
+						return tc.dryErr
 					}
 					return cl.Patch(ctx, obj, p, opts...)
 				},
@@ -102,6 +108,9 @@ func TestScale(t *testing.T) {
 				}
 				if err := r.scale(context.Background(), s); err != nil {
 					t.Fatal(err)
+				}
+				if (s.scaleErr != nil) != tc.wantErr {
+					t.Errorf("error to retry: %v, want one: %t", s.scaleErr, tc.wantErr)
 				}
 				tj.Status = *s.status
 			}
@@ -126,6 +135,9 @@ func TestScale(t *testing.T) {
 		})
 	}
 }
+
+var immutable = apierrors.NewInvalid(schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"}, "tj",
+	field.ErrorList{field.Invalid(field.NewPath("spec", "replicatedJobs"), nil, "field is immutable")})
 
 func batchJob(n int32) batchv1.JobTemplateSpec {
 	return batchv1.JobTemplateSpec{Spec: batchJobSpec(n)}

@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -135,26 +136,24 @@ func finishTime(status *trainer.TrainJobStatus) *time.Time {
 	return nil
 }
 
-// knobDefaults are the runtime's knobs the TrainJob started with: kept on its snapshot, or read
-// from the live runtime when it has none (it never built). Both come from the cache.
+// knobDefaults are the runtime's knobs the TrainJob started with: kept in its snapshot's data,
+// or read from the live runtime when it has none (it never built). Both come from the cache.
 func (r *TrainJobReconciler) knobDefaults(ctx context.Context, tj *trainer.TrainJob) (map[string]string, error) {
 	cm := &corev1.ConfigMap{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: ref.SnapshotName(tj)}, cm)
 	if err == nil {
-		if owner := metav1.GetControllerOf(cm); owner != nil && owner.UID == tj.UID {
-			return knobs.Defaults(cm.Annotations), nil
-		}
-		return nil, nil
+		return ref.SnapshotKnobs(cm, tj), nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading the runtime snapshot: %w", err)
 	}
 	rt, _, err := ref.ResolveRuntime(ctx, r.client, tj, ref.LiveOnly)
-	if err != nil {
-		if ref.IsRuntimeNotFound(err) {
-			return nil, nil
-		}
+	switch {
+	case err == nil:
+		return knobs.Defaults(rt.GetAnnotations()), nil
+	case ref.IsRuntimeNotFound(err) || errors.Is(err, ref.ErrUnsupportedRuntime):
+		return nil, nil
+	default:
 		return nil, fmt.Errorf("reading the runtime: %w", err)
 	}
-	return knobs.Defaults(rt.GetAnnotations()), nil
 }

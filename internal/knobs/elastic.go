@@ -37,14 +37,6 @@ type Elastic struct {
 	Target *int32
 }
 
-// Nodes is how many nodes the TrainJob should run: the target, or numNodes.
-func (e *Elastic) Nodes(numNodes int32) int32 {
-	if e.Target != nil {
-		return *e.Target
-	}
-	return numNodes
-}
-
 // ParseElastic reads the elastic knobs of effective annotations: nil when the TrainJob is not
 // elastic (neither min-nodes nor max-nodes set).
 func ParseElastic(annotations map[string]string) (*Elastic, field.ErrorList) {

@@ -56,6 +56,8 @@ func TestValidateTrainJob(t *testing.T) {
 			want:     []string{ttlPath + `: Invalid value: "x": must be an integer from 0 to 2147483647`}},
 		{name: "update keeping an old bad value passes", old: map[string]string{TTLSecondsAfterFinished: "x"},
 			job: map[string]string{TTLSecondsAfterFinished: "x", "new": "label"}},
+		{name: "update keeping an old unknown key passes", old: map[string]string{"ttl.gantry.dev/x": "1"},
+			job: map[string]string{"ttl.gantry.dev/x": "1", TTLSecondsAfterFinished: "5"}},
 		{name: "update changing the ttl is checked", old: map[string]string{TTLSecondsAfterFinished: "5"},
 			job:  map[string]string{TTLSecondsAfterFinished: "-5"},
 			want: []string{ttlPath + `: Invalid value: "-5": must be an integer from 0 to 2147483647`}},

@@ -38,7 +38,17 @@ var immutable = []string{ElasticMinNodes, ElasticMaxNodes, ElasticMaxRestarts}
 // defaults. An update checks only what it changes, so a TrainJob admitted before a rule existed
 // can still be suspended, relabelled and deleted.
 func ValidateTrainJob(old, job, defaults map[string]string) field.ErrorList {
-	errs := validateKeys(job, false)
+	checked := job
+	if old != nil {
+		// A key stored before (admission bypassed, or an older release) stays allowed.
+		checked = map[string]string{}
+		for k, v := range job {
+			if ov, ok := old[k]; !ok || ov != v {
+				checked[k] = v
+			}
+		}
+	}
+	errs := validateKeys(checked, false)
 	if old != nil {
 		for _, k := range immutable {
 			if old[k] != job[k] {

@@ -319,6 +319,9 @@ func (x *run) leave(pr *proc) bool {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.stopping {
+		return false // stopped by the run, not gone on its own
+	}
 	nodes := 0
 	for _, s := range x.Plan.Steps {
 		if s.ReplicatedJob == e.ReplicatedJob {

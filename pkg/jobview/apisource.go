@@ -66,6 +66,7 @@ type APISource struct {
 	watches []watch.Interface
 	gen     int // counts the pairs of watches opened, so a late forward stops only its own
 	changed Signal
+	closed  bool // after Close, no watch is opened again
 }
 
 // Snapshot reads the TrainJob and its pods.
@@ -90,7 +91,7 @@ func (s *APISource) Changes(ctx context.Context) <-chan struct{} {
 func (s *APISource) ensureWatches(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.watches) > 0 {
+	if len(s.watches) > 0 || s.closed {
 		return
 	}
 	if s.Context != nil {
@@ -136,6 +137,7 @@ func (s *APISource) forward(w watch.Interface, gen int) {
 func (s *APISource) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	s.gen++ // the stopped watches' ends wake no one
 	for _, w := range s.watches {
 		w.Stop()

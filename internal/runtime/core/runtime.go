@@ -93,13 +93,15 @@ func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt clien
 		return nil, err
 	}
 	snapshot := ref.NewSnapshotSkeleton(tj)
-	// The runtime's knobs are the TrainJob's defaults for its whole life: kept on the snapshot,
-	// where the controller reads them without decoding the runtime.
-	snapshot.Annotations = knobs.Defaults(rt.GetAnnotations())
 	objs = append([]apply.Desired{{
-		Object:   snapshot,
-		Mode:     apply.IfAbsent,
-		Complete: func() error { return ref.FillSnapshot(snapshot, rt) },
+		Object: snapshot,
+		Mode:   apply.IfAbsent,
+		Complete: func() error {
+			if err := ref.FillSnapshot(snapshot, rt); err != nil {
+				return err
+			}
+			return ref.FillSnapshotKnobs(snapshot, knobs.Defaults(rt.GetAnnotations()))
+		},
 	}}, objs...)
 	for _, o := range objs {
 		if isConfigMapOrSecret(o.Object) {

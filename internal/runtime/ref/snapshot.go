@@ -17,6 +17,7 @@ limitations under the License.
 package ref
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -34,6 +35,10 @@ import (
 const (
 	SnapshotSuffix = "-runtime-snapshot"
 	SnapshotKey    = "runtime"
+	// SnapshotKnobsKey holds the runtime's Gantry annotations (internal/knobs) as JSON: the
+	// TrainJob's defaults for its whole life, read without decoding the runtime, and immutable
+	// like the rest of the data (annotations of the ConfigMap could be edited).
+	SnapshotKnobsKey = "knobs"
 )
 
 // SnapshotName is the name of tj's runtime snapshot ConfigMap.
@@ -66,6 +71,37 @@ func FillSnapshot(cm *corev1.ConfigMap, rt client.Object) error {
 	}
 	cm.Data = map[string]string{SnapshotKey: string(data)}
 	return nil
+}
+
+// FillSnapshotKnobs adds the runtime's knobs to cm's data, when it has any.
+func FillSnapshotKnobs(cm *corev1.ConfigMap, knobs map[string]string) error {
+	if len(knobs) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(knobs)
+	if err != nil {
+		return fmt.Errorf("encoding the runtime's knobs: %w", err)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[SnapshotKnobsKey] = string(data)
+	return nil
+}
+
+// SnapshotKnobs reads the knobs FillSnapshotKnobs kept, from a snapshot of tj as Gantry made it
+// (owned by tj and immutable); nil otherwise.
+func SnapshotKnobs(cm *corev1.ConfigMap, tj *trainer.TrainJob) map[string]string {
+	owner := metav1.GetControllerOf(cm)
+	data, ok := cm.Data[SnapshotKnobsKey]
+	if owner == nil || owner.UID != tj.UID || !ptr.Deref(cm.Immutable, false) || !ok {
+		return nil
+	}
+	var knobs map[string]string
+	if json.Unmarshal([]byte(data), &knobs) != nil {
+		return nil
+	}
+	return knobs
 }
 
 // NewSnapshotSkeleton is the snapshot without its data. It is immutable: once written, nobody can

@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -90,13 +89,10 @@ func (*Torch) EnforceMLPolicy(info *runtime.Info, tj *trainer.TrainJob) error {
 	if len(errs) > 0 {
 		return errs.ToAggregate()
 	}
-	numNodes := t.NumNodes
-	if elastic != nil {
-		// The node count starts at numNodes (the runtime's when the TrainJob has none); a
-		// target-nodes set at creation wins.
-		numNodes = ptr.To(elastic.Nodes(ptr.Deref(numNodes, ptr.Deref(info.RuntimePolicy.MLPolicy.NumNodes, 1))))
-	}
-	info.SetTrainerCount(numNodes)
+	// An elastic TrainJob is built at numNodes too: target-nodes reaches only a running JobSet
+	// (the controller's scale), never a build, so a suspend (Kueue's preemption) writes nothing
+	// JobSet would refuse and a queued TrainJob runs at the size Kueue admitted.
+	info.SetTrainerCount(t.NumNodes)
 	ps, node, err := info.TrainerNode()
 	if err != nil {
 		return err
