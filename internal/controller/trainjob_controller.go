@@ -153,7 +153,9 @@ type scope struct {
 	buildErr   error
 	// scaleErr is a failed scale of an elastic TrainJob, retried after the status is written.
 	scaleErr error
-	events   []queuedEvent
+	// knobs are the effective Gantry annotations, once read (TrainJobReconciler.knobs).
+	knobs  map[string]string
+	events []queuedEvent
 }
 
 // reconcile computes s.status: the build of an unfinished TrainJob, then what its JobSet,

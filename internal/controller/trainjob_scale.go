@@ -69,11 +69,11 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 	if _, ok := s.tj.Annotations[knobs.ElasticTargetNodes]; !ok || js == nil || !js.DeletionTimestamp.IsZero() || apply.Suspended(js) {
 		return nil
 	}
-	defaults, err := r.knobDefaults(ctx, s.tj)
+	eff, err := r.knobs(ctx, s)
 	if err != nil {
 		return err
 	}
-	elastic, errs := knobs.ParseElastic(knobs.Effective(s.tj.Annotations, defaults))
+	elastic, errs := knobs.ParseElastic(eff)
 	if len(errs) > 0 || elastic == nil || elastic.Target == nil {
 		return nil // the webhook refuses these; nothing to follow
 	}

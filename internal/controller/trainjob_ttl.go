@@ -54,11 +54,11 @@ func (r *TrainJobReconciler) cleanUp(ctx context.Context, s *scope) (time.Durati
 	if finishedAt == nil {
 		return 0, nil
 	}
-	defaults, err := r.knobDefaults(ctx, s.tj)
+	eff, err := r.knobs(ctx, s)
 	if err != nil {
 		return 0, err
 	}
-	ttl, errs := knobs.ParseTTL(knobs.Effective(s.tj.Annotations, defaults))
+	ttl, errs := knobs.ParseTTL(eff)
 	if len(errs) > 0 {
 		// Only when admission was bypassed; the webhook refuses these values.
 		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring invalid TTL annotations", "errors", errs.ToAggregate().Error())
@@ -134,6 +134,19 @@ func finishTime(status *trainer.TrainJobStatus) *time.Time {
 		}
 	}
 	return nil
+}
+
+// knobs are the TrainJob's effective knobs, its own over its runtime's defaults, read once per
+// reconcile (the TTL and the scale both need them).
+func (r *TrainJobReconciler) knobs(ctx context.Context, s *scope) (map[string]string, error) {
+	if s.knobs == nil {
+		defaults, err := r.knobDefaults(ctx, s.tj)
+		if err != nil {
+			return nil, err
+		}
+		s.knobs = knobs.Effective(s.tj.Annotations, defaults)
+	}
+	return s.knobs, nil
 }
 
 // knobDefaults are the runtime's knobs the TrainJob started with: kept in its snapshot's data,

@@ -41,21 +41,18 @@ type Elastic struct {
 // elastic (neither min-nodes nor max-nodes set).
 func ParseElastic(annotations map[string]string) (*Elastic, field.ErrorList) {
 	var errs field.ErrorList
-	read := func(key string, lo int64) (int32, bool) {
-		v, ok, err := intKnob(annotations, key, lo, maxNodes)
-		if key == ElasticMaxRestarts {
-			v, ok, err = intKnob(annotations, key, lo, math.MaxInt32)
-		}
+	read := func(key string, lo, hi int64) (int32, bool) {
+		v, ok, err := intKnob(annotations, key, lo, hi)
 		if err != nil {
 			errs = append(errs, err)
 			return 0, false
 		}
 		return v, ok
 	}
-	minNodes, hasMin := read(ElasticMinNodes, 1)
-	maxN, hasMax := read(ElasticMaxNodes, 1)
-	restarts, hasRestarts := read(ElasticMaxRestarts, 0)
-	target, hasTarget := read(ElasticTargetNodes, 1)
+	minNodes, hasMin := read(ElasticMinNodes, 1, maxNodes)
+	maxN, hasMax := read(ElasticMaxNodes, 1, maxNodes)
+	restarts, hasRestarts := read(ElasticMaxRestarts, 0, math.MaxInt32)
+	target, hasTarget := read(ElasticTargetNodes, 1, maxNodes)
 	_, minSet := annotations[ElasticMinNodes]
 	_, maxSet := annotations[ElasticMaxNodes]
 	if !minSet && !maxSet {

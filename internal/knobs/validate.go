@@ -43,7 +43,7 @@ func ValidateTrainJob(old, job, defaults map[string]string) field.ErrorList {
 		// A key stored before (admission bypassed, or an older release) stays allowed.
 		checked = map[string]string{}
 		for k, v := range job {
-			if ov, ok := old[k]; !ok || ov != v {
+			if differs(old, job, k) {
 				checked[k] = v
 			}
 		}
@@ -67,28 +67,30 @@ func ValidateTrainJob(old, job, defaults map[string]string) field.ErrorList {
 	return errs
 }
 
-// changed reports whether the annotation at path differs between old and job.
+// changed reports whether the knob whose field path is path differs between old and job;
+// an error naming no single knob counts as changed.
 func changed(old, job map[string]string, path string) bool {
 	for _, known := range prefixes {
 		for _, k := range known {
-			if Path(k).String() != path {
-				continue
+			if Path(k).String() == path {
+				return differs(old, job, k)
 			}
-			ov, ook := old[k]
-			nv, nok := job[k]
-			return ov != nv || ook != nok
 		}
 	}
 	return true
+}
+
+func differs(old, job map[string]string, key string) bool {
+	ov, ook := old[key]
+	nv, nok := job[key]
+	return ov != nv || ook != nok
 }
 
 // Changed reports whether any knob differs between two sets of annotations.
 func Changed(old, job map[string]string) bool {
 	for _, known := range prefixes {
 		for _, k := range known {
-			ov, ook := old[k]
-			nv, nok := job[k]
-			if ov != nv || ook != nok {
+			if differs(old, job, k) {
 				return true
 			}
 		}

@@ -26,7 +26,6 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/controller"
 	"github.com/gantry-ml/gantry/internal/knobs"
-	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -37,12 +36,8 @@ var _ = ginkgo.Describe("Elastic TrainJob scaling", func() {
 	ginkgo.BeforeEach(func() { ns = newNamespace() })
 
 	ginkgo.It("patches the running JobSet's node job to target-nodes", func() {
-		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
-			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
-		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
-		tj := utiltesting.MakeTrainJobWrapper(ns, "elastic").RuntimeRef(trainer.TrainingRuntimeKind, "torch").
-			Annotation(knobs.ElasticMinNodes, "1").Annotation(knobs.ElasticMaxNodes, "4").
-			Trainer(utiltesting.MakeTrainerWrapper().Container("pytorch:2", []string{"torchrun"}, nil).NumNodes(4).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, torchRuntimeIn(ns).Obj())).To(gomega.Succeed())
+		tj := torchJobIn(ns, "elastic", 4).Annotation(knobs.ElasticMinNodes, "1").Annotation(knobs.ElasticMaxNodes, "4").Obj()
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
 		nodeParallelism := func(g gomega.Gomega) int32 {
 			js := &jobsetv1alpha2.JobSet{}
@@ -67,13 +62,9 @@ var _ = ginkgo.Describe("Elastic TrainJob scaling", func() {
 	})
 
 	ginkgo.It("refuses to scale a TrainJob Kueue manages, with Scaled=False and the reason", func() {
-		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
-			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
-		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
-		tj := utiltesting.MakeTrainJobWrapper(ns, "queued").RuntimeRef(trainer.TrainingRuntimeKind, "torch").
-			Label("kueue.x-k8s.io/queue-name", "q").
-			Annotation(knobs.ElasticMinNodes, "1").Annotation(knobs.ElasticMaxNodes, "4").Annotation(knobs.ElasticTargetNodes, "2").
-			Trainer(utiltesting.MakeTrainerWrapper().Container("pytorch:2", []string{"torchrun"}, nil).NumNodes(2).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, torchRuntimeIn(ns).Obj())).To(gomega.Succeed())
+		tj := torchJobIn(ns, "queued", 2).Label("kueue.x-k8s.io/queue-name", "q").
+			Annotation(knobs.ElasticMinNodes, "1").Annotation(knobs.ElasticMaxNodes, "4").Annotation(knobs.ElasticTargetNodes, "2").Obj()
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
 			cur := &trainer.TrainJob{}

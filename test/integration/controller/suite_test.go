@@ -26,6 +26,8 @@ import (
 	"github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
@@ -55,4 +57,16 @@ var _ = ginkgo.BeforeSuite(func() {
 
 func newNamespace() string {
 	return util.NewNamespace(ctx, k8sClient, "ctrl")
+}
+
+// torchRuntimeIn is a TrainingRuntime "torch" of the torch policy in ns.
+func torchRuntimeIn(ns string) *utiltesting.TrainingRuntimeWrapper {
+	return utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
+		utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj())
+}
+
+// torchJobIn is a TrainJob of numNodes nodes on torchRuntimeIn's runtime.
+func torchJobIn(ns, name string, numNodes int32) *utiltesting.TrainJobWrapper {
+	return utiltesting.MakeTrainJobWrapper(ns, name).RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+		Trainer(utiltesting.MakeTrainerWrapper().Container("pytorch:2", []string{"torchrun"}, nil).NumNodes(numNodes).Obj())
 }

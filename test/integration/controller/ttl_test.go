@@ -45,14 +45,10 @@ var _ = ginkgo.Describe("TrainJob clean-up after finish", func() {
 
 	ginkgo.BeforeEach(func() {
 		ns = newNamespace()
-		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Annotation(knobs.TTLSecondsAfterFinished, "3600").Spec(
-			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		rt := torchRuntimeIn(ns).Annotation(knobs.TTLSecondsAfterFinished, "3600").Obj()
 		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
 	})
-	torchJob := func(name string) *utiltesting.TrainJobWrapper {
-		return utiltesting.MakeTrainJobWrapper(ns, name).RuntimeRef(trainer.TrainingRuntimeKind, "torch").
-			Trainer(utiltesting.MakeTrainerWrapper().Container("pytorch:2", []string{"torchrun"}, nil).NumNodes(2).Obj())
-	}
+	torchJob := func(name string) *utiltesting.TrainJobWrapper { return torchJobIn(ns, name, 2) }
 	get := func(g gomega.Gomega, tj *trainer.TrainJob) *trainer.TrainJob {
 		got := &trainer.TrainJob{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), got)).To(gomega.Succeed())
