@@ -152,12 +152,16 @@ clientConnection: {qps: 200, burst: 400}
 		"leaseNS":       o.LeaderElectionNamespace,
 		"leaseDuration": o.LeaseDuration.String(),
 		"concurrency":   o.Controller.GroupKindConcurrency,
+		"priorityQueue": *o.Controller.UsePriorityQueue,
+		"shutdown":      o.GracefulShutdownTimeout.String(),
 	}
 	want := map[string]any{
 		"webhook": "127.0.0.1:9999 /certs",
 		"metrics": ":9090", "secure": false, "health": ":9091", "ready": "/ready", "live": "/alive",
 		"leaderElect": true, "leaseID": "gantry", "leaseNS": "ops", "leaseDuration": "30s",
 		"concurrency": map[string]int{"TrainJob.trainer.kubeflow.org": 5, "TrainingRuntime.trainer.kubeflow.org": 1},
+		// Below a pod's 30 s grace period, so a stopping leader releases its lease before SIGKILL.
+		"priorityQueue": false, "shutdown": "15s",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Options() (-want,+got):\n%s", diff)
