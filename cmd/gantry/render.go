@@ -39,7 +39,7 @@ PodGroups) and the JobSet. The input needs exactly one TrainJob and the runtime 
 CRD defaults are applied as the apiserver would, and objects without a namespace go to "default".
 With the TrainJobStatus feature (on by default), the trainer pods get the status server of the
 default install (kubeflow-trainer-controller-manager.kubeflow-system.svc:10443), and the
-<trainjob>-tls-config ConfigMap holds a placeholder instead of the cluster's CA.
+gantry-status-server-ca ConfigMap holds a placeholder instead of the cluster's CA.
 
 First it runs the admission checks the cluster would (CRD schemas, CEL rules, webhooks): an input
 the cluster would refuse is not rendered; its "error: <field>: <message>" lines go to standard
@@ -51,7 +51,7 @@ Flags:
   --validate-only          print the admission checks' error and warning lines on standard output
                            instead of rendering
   --feature-gates G=bool   feature gates, as the manager takes them, e.g. TrainJobStatus=false
-  --status-server-ca FILE  a PEM CA certificate to put into <trainjob>-tls-config
+  --status-server-ca FILE  a PEM CA certificate to put into gantry-status-server-ca
 
 Exit codes: 0 rendered (or valid), 1 the input fails the admission checks or cannot be built,
 2 bad usage or input that cannot be read (unknown kind or field, malformed YAML, missing runtime).

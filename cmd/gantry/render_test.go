@@ -48,12 +48,12 @@ func TestRenderCommand(t *testing.T) {
 	}{
 		"the status server injection and CA ConfigMap, with a placeholder CA": {
 			args: []string{"-f", torchJob, "-f", torchRuntime},
-			wantStdoutHas: []string{"name: torch-mnist-tls-config\n", "<ca.crt of Secret kubeflow-system/kubeflow-trainer-webhook-cert>\n",
+			wantStdoutHas: []string{"name: gantry-status-server-ca\n", "<ca.crt of Secret kubeflow-system/kubeflow-trainer-webhook-cert>\n",
 				"value: https://kubeflow-trainer-controller-manager.kubeflow-system.svc:10443/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs/torch-mnist/status\n"},
 		},
 		"the cluster's CA from a file": {
 			args:          []string{"-f", torchJob, "-f", torchRuntime, "--status-server-ca", "testdata/ca.crt"},
-			wantStdoutHas: []string{"name: torch-mnist-tls-config\n", "    -----BEGIN CERTIFICATE-----\n"},
+			wantStdoutHas: []string{"name: gantry-status-server-ca\n", "    -----BEGIN CERTIFICATE-----\n"},
 			wantStdoutNot: []string{"<ca.crt of Secret"},
 		},
 		"a CA file without a certificate": {
@@ -64,7 +64,7 @@ func TestRenderCommand(t *testing.T) {
 		"TrainJobStatus off": {
 			args:          []string{"-f", torchJob, "-f", torchRuntime, "--feature-gates", "TrainJobStatus=false"},
 			wantStdoutHas: []string{"kind: JobSet\n"},
-			wantStdoutNot: []string{"tls-config", "KUBEFLOW_TRAINER_SERVER", "kubeflow-trainer-token"},
+			wantStdoutNot: []string{"gantry-status-server-ca", "KUBEFLOW_TRAINER_SERVER", "kubeflow-trainer-token"},
 		},
 		"an unknown feature gate": {
 			args:          []string{"-f", torchJob, "-f", torchRuntime, "--feature-gates", "Nope=true"},

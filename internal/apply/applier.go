@@ -89,6 +89,9 @@ func (a *Applier) Apply(ctx context.Context, owner client.Object, suspended bool
 }
 
 func (a *Applier) applyOne(ctx context.Context, owner client.Object, suspended bool, d Desired) (bool, error) {
+	if d.Mode == Shared {
+		return false, fmt.Errorf("%s is shared by the namespace: it is published, not applied for one TrainJob", describe(d.Object))
+	}
 	// Writes of typed objects clear their TypeMeta; errors and comparisons need the kind.
 	gvk := d.Object.GetObjectKind().GroupVersionKind()
 	defer d.Object.GetObjectKind().SetGroupVersionKind(gvk)

@@ -38,6 +38,10 @@ const (
 	// absent, while the TrainJob is suspended, and while the existing object itself is still
 	// suspended (the resume). JobSets and PodGroups use it: a running one is never changed.
 	UnlessRunning
+	// Shared marks an object of the namespace rather than of one TrainJob (the status server's
+	// CA): it has no owner, the controller publishes it before the build (internal/statusca),
+	// and Apply refuses it. Builds list it so offline renders and local runs show it.
+	Shared
 )
 
 // Desired is one object the controller writes for a TrainJob.

@@ -38,6 +38,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
+	"github.com/gantry-ml/gantry/internal/statusca"
 )
 
 // SetupWithManager registers the TrainJob controller. It owns JobSets, and the ConfigMaps, Secrets
@@ -56,11 +57,19 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}, notCreated).
 		Owns(&corev1.Secret{}, notCreated)
 	if r.ca != nil {
-		// A new CA must reach the <trainjob>-tls-config ConfigMap of every TrainJob still built.
+		// A new CA must reach the CA ConfigMap of every namespace with TrainJobs still built.
 		b = b.WatchesRawSource(source.Kind(r.ca.Cache(), &corev1.Secret{},
 			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ *corev1.Secret) []reconcile.Request {
 				return r.unfinishedTrainJobs(ctx)
 			}), cert.CAChanged()))
+	}
+	if r.publisher != nil {
+		// A CA ConfigMap deleted or changed by someone else is published again by the next build
+		// in its namespace.
+		b = b.WatchesRawSource(source.Kind(r.publisher.Cache(), &corev1.ConfigMap{},
+			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, cm *corev1.ConfigMap) []reconcile.Request {
+				return r.unfinishedTrainJobs(ctx, client.InNamespace(cm.Namespace))
+			}), r.publisher.Disturbed()))
 	}
 	added := map[string]bool{}
 	for _, p := range r.runtime.Framework().WatchExtensionPlugins() {
@@ -100,7 +109,8 @@ func installed(mapper meta.RESTMapper, gk schema.GroupKind, version string) bool
 type Option func(*TrainJobReconciler)
 
 // WithStatusServerCA makes every build read the status server's CA from ca, for the
-// TrainJobStatus plugin, and rebuild the unfinished TrainJobs when it changes. Without it the CA
+// TrainJobStatus plugin, and publish it to the TrainJob's namespace (statusca), and rebuild the
+// unfinished TrainJobs when it changes. Without it the CA
 // is neither read nor watched (the feature gate is off).
 func WithStatusServerCA(ca *cert.CABundle) Option {
 	return func(r *TrainJobReconciler) { r.ca = ca }
@@ -116,6 +126,16 @@ func SetupControllers(mgr ctrl.Manager, rt *core.Runtime, opts ...Option) error 
 	}
 	for _, o := range opts {
 		o(tj)
+	}
+	if tj.ca != nil {
+		p, err := statusca.New(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetClient(), mgr.GetAPIReader())
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(p.Cache()); err != nil {
+			return err
+		}
+		tj.publisher = p
 	}
 	if err := metrics.Register(mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)

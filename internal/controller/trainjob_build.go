@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -31,6 +32,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime"
@@ -145,6 +147,8 @@ func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
 		}
 		return err
 	}
+	// Shared objects (the namespace's CA ConfigMap) were published by observe.
+	build.Objects = slices.DeleteFunc(build.Objects, func(d apply.Desired) bool { return d.Mode == apply.Shared })
 	withOutcomeFinalizer(build.Objects)
 	res, err := r.applier.Apply(ctx, tj, ptr.Deref(tj.Spec.Suspend, false), build.Objects)
 	for _, o := range res.Created {
@@ -173,7 +177,14 @@ func (r *TrainJobReconciler) observe(ctx context.Context, tj *trainer.TrainJob, 
 		ca, err := r.ca.CA(ctx)
 		switch {
 		case err == nil:
-			obs.StatusServerCA = ca
+			problem, err := r.publisher.Publish(ctx, tj.Namespace, ca)
+			if err != nil {
+				return nil, err
+			}
+			if problem == "" {
+				obs.StatusServerCA = ca
+			}
+			obs.StatusServerCAProblem = problem
 		case errors.Is(err, cert.ErrCAMissing):
 			obs.StatusServerCAProblem = err.Error()
 		default:

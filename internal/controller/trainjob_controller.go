@@ -40,6 +40,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
+	"github.com/gantry-ml/gantry/internal/statusca"
 )
 
 // FieldOwner is the field manager of everything the controller writes.
@@ -57,6 +58,8 @@ type TrainJobReconciler struct {
 	clock     clock.PassiveClock
 	// ca is where builds read the status server's CA; nil when the TrainJobStatus gate is off.
 	ca *cert.CABundle
+	// publisher writes the CA to the TrainJobs' namespaces; set with ca.
+	publisher *statusca.Publisher
 	// gate is whether JobSet scales running JobSets (elastic TrainJobs).
 	gate elasticGate
 }

@@ -31,9 +31,9 @@ import (
 )
 
 // unfinishedTrainJobs lists, from the cache, the TrainJobs this controller still builds.
-func (r *TrainJobReconciler) unfinishedTrainJobs(ctx context.Context) []reconcile.Request {
+func (r *TrainJobReconciler) unfinishedTrainJobs(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	list := &trainer.TrainJobList{}
-	if err := r.client.List(ctx, list); err != nil {
+	if err := r.client.List(ctx, list, opts...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing TrainJobs to rebuild after a change of the status server CA")
 		return nil
 	}

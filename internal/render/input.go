@@ -105,7 +105,7 @@ type Input struct {
 	Runtime          client.Object
 	RuntimeDocument  *Document
 	Schemas          *crdschema.Schemas
-	// StatusServerCA goes into the <trainjob>-tls-config ConfigMap; Read sets PlaceholderCA.
+	// StatusServerCA goes into the namespace's CA ConfigMap (gantry-status-server-ca); Read sets PlaceholderCA.
 	StatusServerCA string
 }
 

@@ -39,7 +39,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 )
 
-// PlaceholderCA stands in, in the rendered <trainjob>-tls-config ConfigMap, for the CA the
+// PlaceholderCA stands in, in the rendered gantry-status-server-ca ConfigMap, for the CA the
 // controller copies from the webhook certificate Secret of the default install.
 const PlaceholderCA = "<ca.crt of Secret " + OperatorNamespace + "/" + configapi.DefaultWebhookSecretName + ">\n"
 

@@ -42,6 +42,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/controller"
 	"github.com/gantry-ml/gantry/internal/localcluster"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 )
 
 // The paths of the manager beyond a TrainJob's run: refusals, repairs, certificate rotation,
@@ -84,8 +85,8 @@ var _ = ginkgo.Describe("The manager beyond running TrainJobs", func() {
 			foreign client.Object
 			kind    string
 		}{{
-			tj: trainJob(ns, "squatted", clusterRuntime, "torch-distributed", 1, 1), jobs: []string{"node"}, kind: "ConfigMap",
-			foreign: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "squatted-tls-config"}, Data: map[string]string{"owner": "someone else"}},
+			tj: trainJob(ns, "squatted", clusterRuntime, "deepspeed-distributed", 2, 1), jobs: []string{"launcher", "node"}, kind: "ConfigMap",
+			foreign: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "squatted-mpi-hostfile"}, Data: map[string]string{"owner": "someone else"}},
 		}, {
 			tj: trainJob(ns, "squatted-mpi", clusterRuntime, "deepspeed-distributed", 2, 1), jobs: []string{"launcher", "node"}, kind: "Secret",
 			foreign: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "squatted-mpi-mpi-ssh-auth"}, StringData: map[string]string{"owner": "someone else"}},
@@ -116,27 +117,31 @@ var _ = ginkgo.Describe("The manager beyond running TrainJobs", func() {
 		}
 	})
 
-	ginkgo.It("puts back the content of a ConfigMap it owns while the TrainJob runs", func() {
-		tj := trainJob(ns, "owned", clusterRuntime, "torch-distributed", 1, 1)
-		simulate(tj, map[string]map[string]string{"node": {simDuration: "10m"}})
+	ginkgo.It("puts back the content of a ConfigMap it owns, and of the namespace's CA ConfigMap, while the TrainJob runs", func() {
+		tj := trainJob(ns, "owned", clusterRuntime, "deepspeed-distributed", 2, 1)
+		simulate(tj, map[string]map[string]string{"launcher": {simDuration: "10m"}, "node": {simDuration: "10m"}})
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
-		gomega.Eventually(func() []string { return runningPods(ns, tj.Name) }).Should(gomega.HaveLen(1))
+		gomega.Eventually(func() []string { return runningPods(ns, tj.Name) }).ShouldNot(gomega.BeEmpty())
 
-		cm := &corev1.ConfigMap{}
-		key := types.NamespacedName{Namespace: ns, Name: tj.Name + "-tls-config"}
-		var want map[string]string
-		gomega.Eventually(func() error {
-			if err := k8sClient.Get(ctx, key, cm); err != nil {
-				return err
-			}
-			want = maps.Clone(cm.Data)
-			cm.Data["ca.crt"] = "tampered"
-			return k8sClient.Update(ctx, cm)
-		}).Should(gomega.Succeed())
-		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(k8sClient.Get(ctx, key, cm)).To(gomega.Succeed())
-			g.Expect(cm.Data).To(gomega.Equal(want))
-		}).Should(gomega.Succeed())
+		for _, name := range []string{tj.Name + "-mpi-hostfile", trainjobstatus.CAConfigMapName} {
+			cm := &corev1.ConfigMap{}
+			key := types.NamespacedName{Namespace: ns, Name: name}
+			var want map[string]string
+			gomega.Eventually(func() error {
+				if err := k8sClient.Get(ctx, key, cm); err != nil {
+					return err
+				}
+				want = maps.Clone(cm.Data)
+				for k := range cm.Data {
+					cm.Data[k] = "tampered"
+				}
+				return k8sClient.Update(ctx, cm)
+			}).Should(gomega.Succeed(), name)
+			gomega.Eventually(func(g gomega.Gomega) {
+				g.Expect(k8sClient.Get(ctx, key, cm)).To(gomega.Succeed())
+				g.Expect(cm.Data).To(gomega.Equal(want))
+			}).Should(gomega.Succeed(), name)
+		}
 	})
 
 	ginkgo.It("fails a running TrainJob whose JobSet was removed without it, and does not run it again", func() {

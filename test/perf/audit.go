@@ -55,7 +55,7 @@ type WriteRow struct {
 	// Resource is resource[.group][/subresource], e.g. trainjobs.trainer.kubeflow.org/status.
 	Resource string `json:"resource"`
 	// Object tells the objects of one resource apart by name, with the TrainJob's name written
-	// <trainjob>: <trainjob>-runtime-snapshot and <trainjob>-tls-config are both ConfigMaps.
+	// <trainjob>: <trainjob>-runtime-snapshot and <trainjob>-mpi-hostfile are both ConfigMaps.
 	Object string `json:"object,omitempty"`
 	// PerTrainJob is true for writes in the benchmark's namespace, which the per-TrainJob
 	// figure counts; the others are the manager's own bookkeeping (leader election lease).

@@ -88,7 +88,7 @@ func TestCountWrites(t *testing.T) {
 	}
 	log := strings.Join([]string{
 		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00001-runtime-snapshot", "", "2026-01-01T00:00:01.000001Z", 201),
-		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00001-tls-config", "", "2026-01-01T00:00:01.1Z", 201),
+		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00001-mpi-hostfile", "", "2026-01-01T00:00:01.1Z", 201),
 		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "tj-00001", "", "2026-01-01T00:00:01.5Z", 201),
 		event(managerUser, "patch", benchNamespace, "jobset.x-k8s.io", "jobsets", "tj-00002", "", "2026-01-01T00:00:02Z", 200),
 		event(managerUser, "create", benchNamespace, "", "configmaps", "tj-00002-runtime-snapshot", "", "2026-01-01T00:00:02.1Z", 409),
@@ -102,8 +102,8 @@ func TestCountWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []WriteRow{
+		{Verb: "create", Resource: "configmaps", Object: "<trainjob>-mpi-hostfile", PerTrainJob: true, Count: 1},
 		{Verb: "create", Resource: "configmaps", Object: "<trainjob>-runtime-snapshot", PerTrainJob: true, Count: 2, Failed: 1, Codes: []int{409}},
-		{Verb: "create", Resource: "configmaps", Object: "<trainjob>-tls-config", PerTrainJob: true, Count: 1},
 		{Verb: "patch", Resource: "jobsets.jobset.x-k8s.io", Object: "<trainjob>", PerTrainJob: true, Count: 2},
 		{Verb: "update", Resource: "leases.coordination.k8s.io", Count: 1},
 	}

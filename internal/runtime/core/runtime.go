@@ -104,7 +104,7 @@ func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt clien
 		},
 	}}, objs...)
 	for _, o := range objs {
-		if isConfigMapOrSecret(o.Object) {
+		if o.Mode != apply.Shared && isConfigMapOrSecret(o.Object) {
 			labels := o.GetLabels()
 			if labels == nil {
 				labels = map[string]string{}

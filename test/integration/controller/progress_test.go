@@ -17,6 +17,8 @@ limitations under the License.
 package controller
 
 import (
+	"fmt"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +33,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/controller"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
@@ -115,10 +118,128 @@ var _ = ginkgo.Describe("Progress reporting without a status server CA", ginkgo.
 			Data: map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")}})).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(nodeEnv(g, waiting)).To(gomega.ContainElement("KUBEFLOW_TRAINER_SERVER_URL"))
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "waiting-tls-config"}, &corev1.ConfigMap{})).To(gomega.Succeed())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: trainjobstatus.CAConfigMapName}, &corev1.ConfigMap{})).To(gomega.Succeed())
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(nodeEnv(g, running)).NotTo(gomega.ContainElement("KUBEFLOW_TRAINER_SERVER_URL"), "a running JobSet was changed")
 		}, "2s", util.Interval).Should(gomega.Succeed())
 	})
+
+	// Issue 21: one CA ConfigMap per namespace instead of one per TrainJob (a write fewer per
+	// TrainJob), kept what Gantry published.
+	ginkgo.It("publishes one CA ConfigMap per namespace, and publishes it again when it is deleted, changed or the CA rotates", func() {
+		ns := newNamespace()
+		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+		for i := range 5 {
+			tj := utiltesting.MakeTrainJobWrapper(ns, fmt.Sprintf("job-%d", i)).RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+				Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1).Obj()).Obj()
+			gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		}
+		ensureCASecret(caNamespace, caName)
+		caKey := client.ObjectKey{Namespace: ns, Name: trainjobstatus.CAConfigMapName}
+		secret := &corev1.Secret{}
+		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: caNamespace, Name: caName}, secret)).To(gomega.Succeed())
+		published := func(g gomega.Gomega, want string) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, caKey, cm)).To(gomega.Succeed())
+			g.Expect(cm.Data).To(gomega.Equal(map[string]string{"ca.crt": want}))
+			g.Expect(cm.Labels).To(gomega.HaveKeyWithValue(trainjobstatus.CALabel, "true"))
+			g.Expect(cm.OwnerReferences).To(gomega.BeEmpty(), "a namespace's CA must outlive each TrainJob")
+		}
+		gomega.Eventually(func(g gomega.Gomega) {
+			for i := range 5 {
+				js := &jobsetv1alpha2.JobSet{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("job-%d", i)}, js)).To(gomega.Succeed())
+				g.Expect(caSource(nodeJob(js))).To(gomega.Equal(trainjobstatus.CAConfigMapName))
+			}
+			published(g, string(secret.Data["ca.crt"]))
+			cms := &corev1.ConfigMapList{}
+			g.Expect(k8sClient.List(ctx, cms, client.InNamespace(ns))).To(gomega.Succeed())
+			var names []string
+			for _, cm := range cms.Items {
+				names = append(names, cm.Name)
+			}
+			g.Expect(names).NotTo(gomega.ContainElement(gomega.HaveSuffix("-tls-config")))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("deleting it: published again")
+		cm := &corev1.ConfigMap{}
+		gomega.Expect(k8sClient.Get(ctx, caKey, cm)).To(gomega.Succeed())
+		gomega.Expect(k8sClient.Delete(ctx, cm)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			got := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, caKey, got)).To(gomega.Succeed())
+			g.Expect(got.UID).NotTo(gomega.Equal(cm.UID))
+			published(g, string(secret.Data["ca.crt"]))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("changing its CA: restored")
+		gomega.Eventually(func(g gomega.Gomega) {
+			got := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, caKey, got)).To(gomega.Succeed())
+			got.Data["ca.crt"] = "someone else's CA"
+			g.Expect(k8sClient.Update(ctx, got)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) { published(g, string(secret.Data["ca.crt"])) }, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("rotating the CA: the namespace gets the new one")
+		rotated := "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n"
+		secret.Data["ca.crt"] = []byte(rotated)
+		gomega.Expect(k8sClient.Update(ctx, secret)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) { published(g, rotated) }, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("neither overwrites nor trusts a ConfigMap of that name that Gantry did not publish, and runs the job without progress reporting", func() {
+		ensureCASecret(caNamespace, caName)
+		ns := newNamespace()
+		foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: trainjobstatus.CAConfigMapName},
+			Data: map[string]string{"ca.crt": "a CA chosen by someone else"}}
+		gomega.Expect(k8sClient.Create(ctx, foreign)).To(gomega.Succeed())
+		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+		tj := utiltesting.MakeTrainJobWrapper(ns, "job").RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+			Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			js := &jobsetv1alpha2.JobSet{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
+			g.Expect(caSource(nodeJob(js))).To(gomega.BeEmpty(), "the pods would trust a foreign CA")
+			events := &corev1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(gomega.Succeed())
+			var messages []string
+			for _, e := range events.Items {
+				if e.Reason == "ProgressReportingDisabled" {
+					messages = append(messages, e.Message)
+				}
+			}
+			g.Expect(messages).To(gomega.ConsistOf(gomega.ContainSubstring("ConfigMap " + ns + "/" + trainjobstatus.CAConfigMapName + " exists and Gantry did not publish it")))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		got := &corev1.ConfigMap{}
+		gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), got)).To(gomega.Succeed())
+		gomega.Expect(got.Data).To(gomega.Equal(foreign.Data), "a foreign ConfigMap was overwritten")
+	})
 })
+
+// ensureCASecret creates the status server CA Secret namespace/name unless it exists.
+func ensureCASecret(namespace, name string) {
+	gomega.Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Data: map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")}}))).To(gomega.Succeed())
+}
+
+// caSource is the ConfigMap the status volume of a Job's pods reads the CA from; empty without it.
+func caSource(job *jobsetv1alpha2.ReplicatedJob) string {
+	for _, v := range job.Template.Spec.Template.Spec.Volumes {
+		if v.Name != trainjobstatus.VolumeName || v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ConfigMap != nil {
+				return src.ConfigMap.Name
+			}
+		}
+	}
+	return ""
+}

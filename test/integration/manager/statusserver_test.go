@@ -92,7 +92,7 @@ var _ = ginkgo.Describe("The manager binary's status server", ginkgo.Ordered, fu
 		secret := &corev1.Secret{}
 		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "kubeflow-system", Name: "kubeflow-trainer-webhook-cert"}, secret)).To(gomega.Succeed())
 		cm := &corev1.ConfigMap{}
-		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: "job-tls-config"}, cm)).To(gomega.Succeed())
+		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: trainjobstatus.CAConfigMapName}, cm)).To(gomega.Succeed())
 		gomega.Expect(cm.Data["ca.crt"]).To(gomega.Equal(string(secret.Data["ca.crt"])))
 
 		ginkgo.By("posting as the pod would: the CA from the ConfigMap, the Service name in TLS, a projected token")
@@ -147,7 +147,7 @@ var _ = ginkgo.Describe("The manager binary's status server", ginkgo.Ordered, fu
 		}
 		gomega.Expect(pod.Volumes).NotTo(gomega.ContainElement(gomega.HaveField("Name", trainjobstatus.VolumeName)))
 		gomega.Consistently(func(g gomega.Gomega) {
-			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: "job-tls-config"}, &corev1.ConfigMap{})
+			err := k8sClient.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: trainjobstatus.CAConfigMapName}, &corev1.ConfigMap{})
 			g.Expect(client.IgnoreNotFound(err)).To(gomega.Succeed())
 			g.Expect(err).To(gomega.HaveOccurred(), "no CA ConfigMap")
 			conn, err := net.DialTimeout("tcp", p.status, time.Second)

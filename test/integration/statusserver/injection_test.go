@@ -29,16 +29,16 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
-func tlsConfigMap(g gomega.Gomega, tj *trainer.TrainJob) *corev1.ConfigMap {
+// caConfigMap is the CA ConfigMap of the TrainJob's namespace.
+func caConfigMap(g gomega.Gomega, tj *trainer.TrainJob) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{}
-	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: tj.Name + "-tls-config"}, cm)).To(gomega.Succeed())
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: trainjobstatus.CAConfigMapName}, cm)).To(gomega.Succeed())
 	return cm
 }
 
@@ -56,7 +56,7 @@ var _ = ginkgo.Describe("TrainJobStatus injection", func() {
 	var ns string
 	ginkgo.BeforeEach(func() { ns = newNamespace() })
 
-	ginkgo.It("gives every trainer container the server's env and the token and CA volume, and builds the CA ConfigMap", func() {
+	ginkgo.It("gives every trainer container the server's env and the token and CA volume, and publishes the namespace's CA ConfigMap", func() {
 		tj := newTrainJob(ns, "job")
 		js := &jobsetv1alpha2.JobSet{}
 		gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
@@ -86,19 +86,15 @@ var _ = ginkgo.Describe("TrainJobStatus injection", func() {
 				Sources: []corev1.VolumeProjection{
 					{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
 						Audience: "trainer.kubeflow.org/v1alpha1/namespaces/" + ns + "/trainjobs/job/status", ExpirationSeconds: ptr.To[int64](3600), Path: "token"}},
-					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "job-tls-config"},
-						Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "gantry-status-server-ca"},
+						Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}, Optional: ptr.To(true)}},
 				},
 			}}}))
 
-		cm := tlsConfigMap(gomega.Default, tj)
+		cm := caConfigMap(gomega.Default, tj)
 		gomega.Expect(cm.Data).To(gomega.Equal(map[string]string{"ca.crt": string(testCA.PEM)}))
-		gomega.Expect(cm.Labels).To(gomega.HaveKeyWithValue(core.TrainJobNameLabel, "job"), "the ConfigMap cache selects on it")
-		cur := &trainer.TrainJob{}
-		gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur)).To(gomega.Succeed())
-		gomega.Expect(cm.OwnerReferences).To(gomega.ConsistOf(metav1.OwnerReference{
-			APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: "job", UID: cur.UID,
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}))
+		gomega.Expect(cm.Labels).To(gomega.Equal(map[string]string{trainjobstatus.CALabel: "true"}), "the publisher's cache selects on it")
+		gomega.Expect(cm.OwnerReferences).To(gomega.BeEmpty(), "the namespace's, not the TrainJob's")
 	})
 
 	ginkgo.It("writes nothing on a reconcile with nothing to change, and progress reports do not reconcile", func() {
@@ -107,7 +103,7 @@ var _ = ginkgo.Describe("TrainJobStatus injection", func() {
 		versions := func(g gomega.Gomega) []string {
 			js := &jobsetv1alpha2.JobSet{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
-			return []string{js.ResourceVersion, tlsConfigMap(g, tj).ResourceVersion}
+			return []string{js.ResourceVersion, caConfigMap(g, tj).ResourceVersion}
 		}
 		var before []string
 		gomega.Eventually(func(g gomega.Gomega) { before = versions(g) }, util.Timeout, util.Interval).Should(gomega.Succeed())
@@ -135,17 +131,17 @@ var _ = ginkgo.Describe("The status server CA", ginkgo.Ordered, ginkgo.Serial, f
 	var ns string
 	ginkgo.BeforeEach(func() { ns = newNamespace() })
 
-	ginkgo.It("reaches existing TrainJobs' ConfigMaps when it changes", func() {
+	ginkgo.It("reaches the CA ConfigMaps of the namespaces with unfinished TrainJobs when it changes", func() {
 		tj := newTrainJob(ns, "job")
 		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(tlsConfigMap(g, tj).Data["ca.crt"]).To(gomega.Equal(string(testCA.PEM)))
+			g.Expect(caConfigMap(g, tj).Data["ca.crt"]).To(gomega.Equal(string(testCA.PEM)))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		rotated, err := utiltesting.NewTestCA()
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		setCA(rotated.PEM)
 		ginkgo.DeferCleanup(setCA, testCA.PEM)
 		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(tlsConfigMap(g, tj).Data["ca.crt"]).To(gomega.Equal(string(rotated.PEM)))
+			g.Expect(caConfigMap(g, tj).Data["ca.crt"]).To(gomega.Equal(string(rotated.PEM)))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 
@@ -178,7 +174,7 @@ var _ = ginkgo.Describe("The status server CA", ginkgo.Ordered, ginkgo.Serial, f
 		restored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: caSecret.Namespace, Name: caSecret.Name}, Data: secret.Data}
 		gomega.Expect(k8sClient.Create(ctx, restored)).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(tlsConfigMap(g, tj).Data["ca.crt"]).To(gomega.Equal(string(testCA.PEM)))
+			g.Expect(caConfigMap(g, tj).Data["ca.crt"]).To(gomega.Equal(string(testCA.PEM)))
 			cur := &trainer.TrainJob{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), cur)).To(gomega.Succeed())
 			g.Expect(cur.Status.DisabledFeatures).To(gomega.BeEmpty())

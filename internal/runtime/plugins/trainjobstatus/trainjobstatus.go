@@ -16,8 +16,8 @@ limitations under the License.
 
 // Package trainjobstatus lets training code report progress to the status server: every container
 // of the trainer job gets the server's URL, and a projected volume with a service-account token
-// only that TrainJob's status route accepts and the CA that signs the server's certificate, which
-// the plugin copies into the ConfigMap <trainjob>-tls-config.
+// only that TrainJob's status route accepts and the CA that signs the server's certificate, read
+// from the namespace's ConfigMap gantry-status-server-ca.
 package trainjobstatus
 
 import (
@@ -53,7 +53,14 @@ const (
 	// TokenExpirationSeconds is the lifetime of the projected token; the kubelet renews it.
 	TokenExpirationSeconds int64 = 3600
 
-	configMapSuffix = "-tls-config"
+	// CAConfigMapName is the ConfigMap holding the status server's CA in every namespace that
+	// runs TrainJobs. One per namespace, not one per TrainJob as in Kubeflow Trainer
+	// (<trainjob>-tls-config): a CA is public and the same for every TrainJob, and a copy per
+	// TrainJob costs a write per TrainJob.
+	CAConfigMapName = "gantry-status-server-ca"
+	// CALabel marks the CA ConfigMaps Gantry publishes; one without it is someone else's, and
+	// Gantry neither overwrites nor trusts it.
+	CALabel = "gantry.dev/status-server-ca"
 )
 
 // Audience is the only audience the status server accepts for the TrainJob namespace/name: a
@@ -76,9 +83,17 @@ func URL(service, namespace string, port int32) func(tjNamespace, tjName string)
 	}
 }
 
-// ConfigMapName is the name of the TrainJob's CA ConfigMap.
-func ConfigMapName(tj *trainer.TrainJob) string {
-	return tj.Name + configMapSuffix
+// CAConfigMap is the ConfigMap of namespace that holds the status server's CA ca.
+func CAConfigMap(namespace, ca string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      CAConfigMapName,
+			Namespace: namespace,
+			Labels:    map[string]string{CALabel: "true"},
+		},
+		Data: map[string]string{CAKey: ca},
+	}
 }
 
 // FeatureProgressReporting names progress reporting among the disabled features of a build.
@@ -145,24 +160,23 @@ func volume(tj *trainer.TrainJob) corev1.Volume {
 				ExpirationSeconds: ptr.To(TokenExpirationSeconds),
 				Path:              TokenFile,
 			}},
+			// Optional: a CA ConfigMap deleted under the job costs its progress reports, never
+			// its start; the controller publishes it again.
 			{ConfigMap: &corev1.ConfigMapProjection{
-				LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(tj)},
+				LocalObjectReference: corev1.LocalObjectReference{Name: CAConfigMapName},
 				Items:                []corev1.KeyToPath{{Key: CAKey, Path: CAKey}},
+				Optional:             ptr.To(true),
 			}},
 		},
 	}}}
 }
 
-// Build returns the CA ConfigMap, applied on every build so a rotated CA reaches the pods
-// (the kubelet refreshes projected ConfigMaps in running pods).
+// Build lists the namespace's CA ConfigMap, shared: the controller publishes it before the
+// build and keeps it current when the CA rotates (the kubelet refreshes projected ConfigMaps in
+// running pods); offline renders and local runs show and use it.
 func (*TrainJobStatus) Build(_ context.Context, info *runtime.Info, tj *trainer.TrainJob) ([]apply.Desired, error) {
 	if info.PodSetByAncestor(runtime.AncestorTrainer) == nil || info.Observed.StatusServerCA == "" {
 		return nil, nil
 	}
-	cm := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: runtime.OwnedBy(tj, ConfigMapName(tj)),
-		Data:       map[string]string{CAKey: info.Observed.StatusServerCA},
-	}
-	return []apply.Desired{{Object: cm, Mode: apply.Always}}, nil
+	return []apply.Desired{{Object: CAConfigMap(tj.Namespace, info.Observed.StatusServerCA), Mode: apply.Shared}}, nil
 }

@@ -64,8 +64,9 @@ func TestEnforcePodSpec(t *testing.T) {
 				Audience: "trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job/status", ExpirationSeconds: ptr.To[int64](3600), Path: "token",
 			}},
 			{ConfigMap: &corev1.ConfigMapProjection{
-				LocalObjectReference: corev1.LocalObjectReference{Name: "job-tls-config"},
+				LocalObjectReference: corev1.LocalObjectReference{Name: "gantry-status-server-ca"},
 				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+				Optional:             ptr.To(true),
 			}},
 		},
 	}}}
@@ -155,14 +156,12 @@ func TestBuild(t *testing.T) {
 		noTrainer  bool
 		wantObject *corev1.ConfigMap
 	}{
-		"the CA ConfigMap, owned by the TrainJob": {
+		"the namespace's CA ConfigMap, shared: no owner, Gantry's label": {
 			ca: ca,
 			wantObject: &corev1.ConfigMap{
 				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-				ObjectMeta: metav1.ObjectMeta{Name: "job-tls-config", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: "job", UID: "uid",
-					Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-				}}},
+				ObjectMeta: metav1.ObjectMeta{Name: "gantry-status-server-ca", Namespace: "ns",
+					Labels: map[string]string{"gantry.dev/status-server-ca": "true"}},
 				Data: map[string]string{"ca.crt": ca},
 			},
 		},
@@ -185,7 +184,7 @@ func TestBuild(t *testing.T) {
 			}
 			var want []apply.Desired
 			if tc.wantObject != nil {
-				want = []apply.Desired{{Object: tc.wantObject, Mode: apply.Always}}
+				want = []apply.Desired{{Object: tc.wantObject, Mode: apply.Shared}}
 			}
 			if diff := cmp.Diff(want, objs); diff != "" {
 				t.Errorf("Build() (-want,+got):\n%s", diff)
