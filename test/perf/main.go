@@ -107,7 +107,9 @@ func (o *options) scenarios() []scenario {
 	all := []scenario{
 		{name: "baseline-default-limits", kind: kindBaseline, limits: o.defaults},
 		{name: "gantry-default-limits", kind: kindGantry, limits: o.defaults},
+		{name: "floor-default-limits", kind: kindBaseline, limits: o.defaults, floor: true},
 		{name: "baseline-no-limits", kind: kindBaseline, limits: unlimited},
+		{name: "floor-no-limits", kind: kindBaseline, limits: unlimited, floor: true},
 		{name: "baseline-no-limits-apply", kind: kindBaseline, limits: unlimited, apply: true},
 		{name: "gantry-no-limits", kind: kindGantry, limits: unlimited},
 		{name: "gantry-no-limits-unrelated", kind: kindGantry, limits: unlimited, unrelated: true},

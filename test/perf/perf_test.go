@@ -158,7 +158,9 @@ func TestTargetsAndSummary(t *testing.T) {
 		Scenarios: []*ScenarioResult{
 			{Name: "baseline-no-limits", Kind: kindBaseline, Method: methodCreate, Limits: unlimited, Create: CreatePhase{WallSeconds: 4}},
 			{Name: "baseline-no-limits-apply", Kind: kindBaseline, Method: methodApply, Limits: unlimited, Create: CreatePhase{WallSeconds: 4.5}},
-			{Name: "gantry-no-limits", Kind: kindGantry, Limits: unlimited, Create: CreatePhase{WallSeconds: 5},
+			{Name: "floor-no-limits", Kind: kindBaseline, Method: methodFloor, Limits: unlimited, Create: CreatePhase{WallSeconds: 4.4,
+				Latency: Summary{P99: 900}}},
+			{Name: "gantry-no-limits", Kind: kindGantry, Limits: unlimited, Create: CreatePhase{WallSeconds: 5.5, Latency: Summary{P99: 1600}},
 				Happy: writes(2), Resync: writes(0), StatusPath: &StatusPhase{Writes: writes(1)},
 				Managers: []ManagerUsage{{Name: "manager-1", PeakRSSBytes: 90 * mib}}},
 			{Name: "gantry-no-limits-unrelated", Kind: kindGantry, Limits: unlimited, Unrelated: 20000, Create: CreatePhase{WallSeconds: 7},
@@ -173,6 +175,8 @@ func TestTargetsAndSummary(t *testing.T) {
 	}
 	want := map[string]bool{
 		"all JobSets created, rate limits off, relative to direct creation": true,
+		"all JobSets created, client limits off, relative to the floor":     false,
+		"p99 TrainJob to JobSet, client limits off":                         false,
 		"writes per TrainJob, creation to Complete":                         true,
 		"writes per TrainJob on a no-op resync (manager restart)":           true,
 		"manager peak RSS with the unrelated objects":                       false,
@@ -181,7 +185,9 @@ func TestTargetsAndSummary(t *testing.T) {
 		t.Errorf("targets met (-want,+got):\n%s", diff)
 	}
 	summary := markdownSummary(r, []string{chartLatency})
-	for _, s := range []string{"| gantry-no-limits | off | 5.00 s | 1.25x |", "| manager peak RSS with the unrelated objects | <= 100 MiB | 120.0 MiB | **no** |", "Charts: latency-cdf.png."} {
+	for _, s := range []string{"| gantry-no-limits | off | 5.50 s | 1.38x | 1.25x |", "| floor-no-limits | off | 4.40 s | 1.10x | – |",
+		"| all JobSets created, client limits off, relative to the floor | <= 1.2x | 1.25x (5.5 s vs 4.4 s) | **no** |",
+		"| p99 TrainJob to JobSet, client limits off | <= 1500 ms | 1600 ms (the floor: 900 ms) | **no** |", "| manager peak RSS with the unrelated objects | <= 100 MiB | 120.0 MiB | **no** |", "Charts: latency-cdf.png."} {
 		if !strings.Contains(summary, s) {
 			t.Errorf("the summary lacks %q:\n%s", s, summary)
 		}

@@ -45,6 +45,9 @@ type scenario struct {
 	// apply makes the baseline write with server-side apply, as the controller does, instead of
 	// a create.
 	apply bool
+	// floor makes the baseline create each TrainJob, then its JobSet: the least API work any
+	// TrainJob pipeline can do (no webhooks, no controller).
+	floor bool
 }
 
 // trainJobController is the TrainJob controller's name in controller-runtime's metrics.
@@ -54,14 +57,18 @@ const trainJobController = "trainjob_controller"
 const (
 	methodCreate = "create"
 	methodApply  = "server-side apply"
+	methodFloor  = "TrainJob create, then JobSet create"
 )
 
 func newResult(sc scenario) *ScenarioResult {
 	res := &ScenarioResult{Name: sc.name, Kind: sc.kind, Limits: sc.limits, LoadAverage: [2]float64{loadAverage(), 0}}
 	if sc.kind == kindBaseline {
 		res.Method = methodCreate
-		if sc.apply {
+		switch {
+		case sc.apply:
 			res.Method = methodApply
+		case sc.floor:
+			res.Method = methodFloor
 		}
 	}
 	return res
@@ -96,6 +103,11 @@ func runBaseline(ctx context.Context, o *options, sc scenario, jobsets []*unstru
 	start := time.Now()
 	res.Retries, err = forEach(ctx, o.n, o.parallel, func(ctx context.Context, i int) error {
 		sent[i] = time.Now()
+		if sc.floor {
+			if err := createIgnoringExists(ctx, c, newTrainJob(benchNamespace, trainJobName(i), int32(o.nodes))); err != nil {
+				return err
+			}
+		}
 		if sc.apply {
 			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(jobsets[i].DeepCopy()), client.FieldOwner("trainer"), client.ForceOwnership)
 		}
