@@ -45,14 +45,14 @@ func drawCharts(dir string, r *Report) ([]string, error) {
 	var latency, created, complete []series
 	for _, s := range r.Scenarios {
 		base := s.Kind == kindBaseline
-		label := s.Name
+		label := s.Label()
 		if base {
 			label += " (request sent to JobSet seen)"
 		}
 		latency = append(latency, series{label: label, xy: cdf(s.Create.Latencies), baseline: base})
-		created = append(created, series{label: s.Name, xy: cumulative(s.Create.JobSetSeconds), baseline: base})
+		created = append(created, series{label: s.Label(), xy: cumulative(s.Create.JobSetSeconds), baseline: base})
 		if s.StatusPath != nil {
-			complete = append(complete, series{label: s.Name, xy: cumulative(s.StatusPath.CompleteSeconds)})
+			complete = append(complete, series{label: s.Label(), xy: cumulative(s.StatusPath.CompleteSeconds)})
 		}
 	}
 	charts := []struct {

@@ -59,6 +59,9 @@ type options struct {
 	pprof              bool
 	pprofDuration      time.Duration
 	only               []string
+	// repeat runs the scenario list this many times, alternating, so a noisy machine shows as
+	// spread rather than as a wrong ratio.
+	repeat int
 }
 
 func parseOptions() *options {
@@ -82,6 +85,7 @@ func parseOptions() *options {
 	flag.BoolVar(&o.pprof, "pprof", false, "profile the manager (CPU during creation, heap after) into the scenario directories")
 	flag.DurationVar(&o.pprofDuration, "pprof-duration", 20*time.Second, "length of the CPU profile")
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names to run (default: all)")
+	flag.IntVar(&o.repeat, "repeat", 1, "runs of the scenario list, alternating; targets then report min/median/max and are judged on the median")
 	flag.Parse()
 	o.defaults.QPS = float32(qps)
 	o.defaults.Label = "default"
@@ -101,6 +105,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// runs lists the scenarios in the order they run: the whole list o.repeat times, numbered when
+// repeated.
+func (o *options) runs() []scenario {
+	if o.repeat <= 1 {
+		return o.scenarios()
+	}
+	var out []scenario
+	for run := 1; run <= o.repeat; run++ {
+		for _, sc := range o.scenarios() {
+			sc.run = run
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 func (o *options) scenarios() []scenario {
@@ -127,7 +147,7 @@ func (o *options) scenarios() []scenario {
 }
 
 func run(ctx context.Context, o *options) error {
-	scenarios := o.scenarios()
+	scenarios := o.runs()
 	if len(scenarios) == 0 {
 		return fmt.Errorf("no scenario matches -scenarios %s", strings.Join(o.only, ","))
 	}
@@ -144,7 +164,7 @@ func run(ctx context.Context, o *options) error {
 	report := newReport(o)
 	var jobsets []*unstructured.Unstructured
 	for _, sc := range scenarios {
-		fmt.Fprintf(os.Stderr, "bench: %s (N=%d, client limits %s, load %.2f)\n", sc.name, o.n, describeLimits(sc.limits), loadAverage())
+		fmt.Fprintf(os.Stderr, "bench: %s run %d (N=%d, client limits %s, load %.2f)\n", sc.name, max(sc.run, 1), o.n, describeLimits(sc.limits), loadAverage())
 		var res *ScenarioResult
 		var err error
 		if sc.kind == kindBaseline {
@@ -158,7 +178,7 @@ func run(ctx context.Context, o *options) error {
 			res, err = runGantry(ctx, o, sc)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", sc.name, err)
+			return fmt.Errorf("%s (run %d): %w", sc.name, max(sc.run, 1), err)
 		}
 		report.Scenarios = append(report.Scenarios, res)
 	}
@@ -174,11 +194,12 @@ func prepareOut(o *options, scenarios []scenario) error {
 		return err
 	}
 	for _, sc := range scenarios {
-		dir := filepath.Join(o.out, sc.name)
-		if err := os.RemoveAll(dir); err != nil {
+		if err := os.RemoveAll(filepath.Join(o.out, sc.name)); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	}
+	for _, sc := range scenarios {
+		if err := os.MkdirAll(sc.dir(o.out), 0o755); err != nil {
 			return err
 		}
 	}
@@ -209,7 +230,7 @@ func newReport(o *options) *Report {
 	ls := []limits{o.defaults, unlimited}
 	return &Report{
 		Parameters: Parameters{
-			TrainJobs: o.n, NodesPerTrainJob: o.nodes, Parallel: o.parallel, Limits: ls, Unrelated: o.unrelated,
+			TrainJobs: o.n, NodesPerTrainJob: o.nodes, Parallel: o.parallel, Limits: ls, Unrelated: o.unrelated, Runs: max(o.repeat, 1),
 			ClientsUnlimited: o.clientsUnlimited,
 			Webhooks: "Gantry's mutating and validating webhooks are registered as installed (config/webhook), " +
 				"served by the manager with envtest's certificate (certManagement off)",

@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,5 +192,31 @@ func TestTargetsAndSummary(t *testing.T) {
 		if !strings.Contains(summary, s) {
 			t.Errorf("the summary lacks %q:\n%s", s, summary)
 		}
+	}
+}
+
+// With -repeat, every target is judged on its median run and reports the spread.
+func TestTargetsOverRuns(t *testing.T) {
+	r := &Report{Parameters: Parameters{TrainJobs: 1000, Runs: 3}}
+	for run, wall := range []float64{6, 4.6, 5} { // against a floor of 4 s: 1.5x, 1.15x, 1.25x
+		r.Scenarios = append(r.Scenarios,
+			&ScenarioResult{Name: "floor-no-limits", Run: run + 1, Kind: kindBaseline, Method: methodFloor, Limits: unlimited,
+				Create: CreatePhase{WallSeconds: 4}},
+			&ScenarioResult{Name: "gantry-no-limits", Run: run + 1, Kind: kindGantry, Limits: unlimited,
+				Create: CreatePhase{WallSeconds: wall, Latency: Summary{P99: 1000 * wall / 4}},
+				Happy:  &WritePhase{PerTrainJob: 2}, Resync: &WritePhase{}, StatusPath: &StatusPhase{Writes: &WritePhase{PerTrainJob: float64(run)}}})
+	}
+	got := map[string]string{}
+	for _, tg := range evaluateTargets(r) {
+		got[tg.Name] = fmt.Sprintf("met %v: %s", tg.Met, tg.Measured)
+	}
+	want := map[string]string{
+		"all JobSets created, client limits off, relative to the floor": "met false: 1.25x (5.0 s vs 4.0 s); over 3 runs min 1.15 / median 1.25 / max 1.50",
+		"p99 TrainJob to JobSet, client limits off":                     "met true: 1250 ms (the floor: 0 ms); over 3 runs min 1150.00 / median 1250.00 / max 1500.00",
+		"writes per TrainJob, creation to Complete":                     "met true: 3.00 (creation 2.00 + status path 1.00); over 3 runs min 2.00 / median 3.00 / max 4.00",
+		"writes per TrainJob on a no-op resync (manager restart)":       "met true: 0.00 over 0 reconciles; over 3 runs min 0.00 / median 0.00 / max 0.00",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets over runs (-want,+got):\n%s", diff)
 	}
 }

@@ -18,6 +18,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -34,10 +35,12 @@ type Report struct {
 
 // Parameters are the inputs of the run.
 type Parameters struct {
-	TrainJobs        int      `json:"trainJobs"`
-	NodesPerTrainJob int      `json:"nodesPerTrainJob"`
-	Parallel         int      `json:"parallelClients"`
-	Limits           []limits `json:"limits"`
+	TrainJobs        int `json:"trainJobs"`
+	NodesPerTrainJob int `json:"nodesPerTrainJob"`
+	Parallel         int `json:"parallelClients"`
+	// Runs is how many times each scenario ran (-repeat).
+	Runs   int      `json:"runs"`
+	Limits []limits `json:"limits"`
 	// ClientsUnlimited: the harness's TrainJob clients had no rate limit, whatever the scenario.
 	ClientsUnlimited bool          `json:"clientsUnlimited,omitempty"`
 	Unrelated        unrelatedSpec `json:"unrelated"`
@@ -69,6 +72,8 @@ type limits struct {
 // ScenarioResult is one control plane's worth of measurements: a baseline or a Gantry run.
 type ScenarioResult struct {
 	Name string `json:"name"`
+	// Run numbers the repetitions of -repeat, from 1; 0 when each scenario ran once.
+	Run  int    `json:"run,omitempty"`
 	Kind string `json:"kind"`
 	// Method is how a baseline writes its JobSets: create (the reference of the ratio) or
 	// server-side apply (what the controller sends).
@@ -166,6 +171,19 @@ type Target struct {
 	Measured string  `json:"measured"`
 	Met      bool    `json:"met"`
 	Value    float64 `json:"value"`
+	// Max is the limit as a number: Value <= Max meets the target.
+	Max float64 `json:"max"`
+	// Min and Median are the spread of Value over the runs of -repeat (Value is then the median).
+	Min    float64 `json:"min,omitempty"`
+	Median float64 `json:"median,omitempty"`
+}
+
+// Label names the result in tables and charts: the scenario, and its run when repeated.
+func (s *ScenarioResult) Label() string {
+	if s.Run == 0 {
+		return s.Name
+	}
+	return fmt.Sprintf("%s #%d", s.Name, s.Run)
 }
 
 // summarize sorts ms in place and returns its distribution.

@@ -48,6 +48,16 @@ type scenario struct {
 	// floor makes the baseline create each TrainJob, then its JobSet: the least API work any
 	// TrainJob pipeline can do (no webhooks, no controller).
 	floor bool
+	// run numbers the repetitions of -repeat, from 1; 0 when the scenario runs once.
+	run int
+}
+
+// dir is the scenario's output directory under out.
+func (sc scenario) dir(out string) string {
+	if sc.run == 0 {
+		return filepath.Join(out, sc.name)
+	}
+	return filepath.Join(out, sc.name, fmt.Sprintf("run-%d", sc.run))
 }
 
 // trainJobController is the TrainJob controller's name in controller-runtime's metrics.
@@ -61,7 +71,7 @@ const (
 )
 
 func newResult(sc scenario) *ScenarioResult {
-	res := &ScenarioResult{Name: sc.name, Kind: sc.kind, Limits: sc.limits, LoadAverage: [2]float64{loadAverage(), 0}}
+	res := &ScenarioResult{Name: sc.name, Run: sc.run, Kind: sc.kind, Limits: sc.limits, LoadAverage: [2]float64{loadAverage(), 0}}
 	if sc.kind == kindBaseline {
 		res.Method = methodCreate
 		switch {
@@ -78,7 +88,7 @@ func newResult(sc scenario) *ScenarioResult {
 // client rate limits as the TrainJob clients of the Gantry run: the physical limit of this
 // control plane on this machine.
 func runBaseline(ctx context.Context, o *options, sc scenario, jobsets []*unstructured.Unstructured) (*ScenarioResult, error) {
-	cp, err := startControlPlane(filepath.Join(o.out, sc.name))
+	cp, err := startControlPlane(sc.dir(o.out))
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +194,7 @@ type gantryRun struct {
 // JobSet exists, a no-op resync (a restarted manager re-reconciles everything), and the status
 // path (every JobSet Completed until every TrainJob is Complete).
 func runGantry(ctx context.Context, o *options, sc scenario) (*ScenarioResult, error) {
-	r := &gantryRun{o: o, sc: sc, dir: filepath.Join(o.out, sc.name), res: newResult(sc)}
+	r := &gantryRun{o: o, sc: sc, dir: sc.dir(o.out), res: newResult(sc)}
 	var err error
 	if r.cp, err = startControlPlane(r.dir); err != nil {
 		return nil, err
