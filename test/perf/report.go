@@ -112,6 +112,8 @@ type CreatePhase struct {
 	JobSetSeconds []float64 `json:"jobSetSeconds"`
 	// ManagerCPUSeconds is the manager's CPU time during the phase (Gantry only).
 	ManagerCPUSeconds float64 `json:"managerCPUSeconds,omitempty"`
+	// Admission is what the TrainJob webhooks cost each create, by the apiserver (Gantry only).
+	Admission []AdmissionLatency `json:"admission,omitempty"`
 }
 
 // Summary is a latency distribution in milliseconds (nearest-rank percentiles).

@@ -304,6 +304,10 @@ func (r *gantryRun) creation(ctx context.Context) error {
 		return err
 	}
 	cpu := r.cp.processCPU()
+	apiBefore, err := r.cp.apiMetrics(ctx)
+	if err != nil {
+		return err
+	}
 	profile := r.profile(ctx, m, "creation")
 	start := time.Now()
 	retries, err := forEach(ctx, r.o.n, r.o.parallel, func(ctx context.Context, i int) error {
@@ -318,6 +322,11 @@ func (r *gantryRun) creation(ctx context.Context) error {
 		return fmt.Errorf("%w (manager log: %s)", err, m.log.Name())
 	}
 	r.res.ControlPlaneCPUSeconds = r.cp.processCPU() - cpu
+	apiAfter, err := r.cp.apiMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	r.res.Create.Admission = admissionLatencies(apiBefore, apiAfter)
 	stat1, err := m.stat()
 	if err != nil {
 		return err

@@ -30,6 +30,7 @@ const (
 	targetRatio     = 1.5
 	targetFloor     = 1.2
 	targetP99Ms     = 1500
+	targetAdmitMs   = 5
 	targetWrites    = 3
 	targetRSSMiB    = 100
 	targetRSSN      = 1000
@@ -139,6 +140,13 @@ func runTargets(r *Report) []Target {
 		}
 		w := lifecycleWrites(g)
 		out = append(out, floorTargets(r, g, size)...)
+		if a := slowestAdmission(g); a != nil {
+			out = append(out, Target{
+				Name: "TrainJob webhook p99 admission latency (apiserver histogram)" + size, Limit: fmt.Sprintf("<= %d ms", targetAdmitMs),
+				Measured: fmt.Sprintf("%.1f ms (%s %s)", a.P99Ms, a.Type, a.Webhook),
+				Met:      a.P99Ms <= targetAdmitMs, Value: a.P99Ms, Max: targetAdmitMs,
+			})
+		}
 		out = append(out, Target{
 			Name: "writes per TrainJob, creation to Complete", Limit: fmt.Sprintf("<= %d", targetWrites),
 			Measured: fmt.Sprintf("%.2f (creation %.2f + status path %.2f)", w, g.Happy.PerTrainJob, g.StatusPath.Writes.PerTrainJob),
@@ -162,6 +170,17 @@ func runTargets(r *Report) []Target {
 		})
 	}
 	return out
+}
+
+// slowestAdmission is the TrainJob webhook with the highest p99 in s's creation phase.
+func slowestAdmission(s *ScenarioResult) *AdmissionLatency {
+	var slowest *AdmissionLatency
+	for i := range s.Create.Admission {
+		if a := &s.Create.Admission[i]; slowest == nil || a.P99Ms > slowest.P99Ms {
+			slowest = a
+		}
+	}
+	return slowest
 }
 
 // floorTargets compare a Gantry scenario with the floor run at its client limits: every JobSet
@@ -200,6 +219,7 @@ func markdownSummary(r *Report, charts []string) string {
 	fmt.Fprintf(&b, "- Client limits: the -default-limits scenarios use QPS %g, burst %d (%s: %s) %s; \"off\" is no client-side limit.\n\n",
 		p.Limits[0].QPS, p.Limits[0].Burst, p.Limits[0].Label, "the manager's default unless -qps or -burst changed it", who)
 	creationTable(&b, r)
+	admissionTable(&b, r)
 	writesTable(&b, r)
 	statusTable(&b, r)
 	resourcesTable(&b, r)
@@ -239,6 +259,18 @@ func creationTable(b *strings.Builder, r *Report) {
 	b.WriteString("\nLatency: Gantry rows from the TrainJob appearing to its JobSet appearing; baseline rows from the request to the JobSet appearing. ")
 	b.WriteString("Baselines create their JobSets, except -apply ones, which send the server-side apply the controller sends (context; the ratio is to the create baseline). ")
 	b.WriteString("Floor rows create each TrainJob, then its JobSet, with no webhooks and no controller: the least work any TrainJob pipeline can do; their latency runs from the TrainJob request.\n\n")
+}
+
+func admissionTable(b *strings.Builder, r *Report) {
+	b.WriteString("## Admission of the TrainJob creates\n\n")
+	b.WriteString("From kube-apiserver's `" + admissionMetric + "` (CREATE calls of the creation phase; buckets from 5 ms, interpolated below).\n\n")
+	b.WriteString("| Scenario | Webhook | Type | Calls | p50 / p99 (ms) |\n|---|---|---|---|---|\n")
+	for _, s := range r.Scenarios {
+		for _, a := range s.Create.Admission {
+			fmt.Fprintf(b, "| %s | %s | %s | %.0f | %.2f / %.2f |\n", s.Label(), a.Webhook, a.Type, a.Calls, a.P50Ms, a.P99Ms)
+		}
+	}
+	b.WriteString("\n")
 }
 
 func writesTable(b *strings.Builder, r *Report) {
