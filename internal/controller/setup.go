@@ -128,7 +128,7 @@ func SetupControllers(mgr ctrl.Manager, rt *core.Runtime, opts ...Option) error 
 		o(tj)
 	}
 	if tj.ca != nil {
-		p, err := statusca.New(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetClient(), mgr.GetAPIReader())
+		p, err := statusca.New(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetClient(), mgr.GetAPIReader(), tj.ca.CA)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,9 @@ limitations under the License.
 // Package statusca publishes the status server's CA to the namespaces that run TrainJobs: one
 // ConfigMap per namespace (trainjobstatus.CAConfigMapName), created by the first TrainJob built
 // there and kept current when the CA rotates, instead of one per TrainJob. Every later build in
-// the namespace costs no request.
+// the namespace costs no request. The name is reserved, as kube-root-ca.crt is for the cluster's
+// CA: whoever creates, edits or deletes a ConfigMap of that name, Gantry makes it hold the status
+// server's CA again, so no one can make the training pods of a namespace trust another CA.
 package statusca
 
 import (
@@ -28,9 +30,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,38 +41,42 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
 )
 
-// Publisher writes the CA ConfigMaps. It sees them through a cache of its own holding only the
-// labelled ones (the manager's ConfigMap cache holds only what belongs to a TrainJob), and
-// remembers what it wrote so that the builds right after a write, before the cache has it, do
-// not write again.
+// Publisher writes the CA ConfigMaps. It sees every ConfigMap of the reserved name through a
+// cache of its own (the manager's ConfigMap cache holds only what belongs to a TrainJob), and
+// remembers what it wrote, so the builds right after a write, before the cache has it, do not
+// write again.
 type Publisher struct {
-	cache     cache.Cache
+	cache cache.Cache
+	// reader reads from cache.
+	reader    client.Reader
 	client    client.Client
 	apiReader client.Reader
+	// ca reads the CA to publish; Disturbed compares events with it.
+	ca func(context.Context) (string, error)
 
 	mu sync.Mutex
 	// published is the CA written, or found current, per namespace in this process's life;
-	// Disturbed drops a namespace whose ConfigMap was deleted or changed by someone else.
+	// Disturbed drops a namespace whose ConfigMap no longer holds it.
 	published map[string]string
+	// locks serialize the publishing of one namespace; other namespaces go on meanwhile.
+	locks map[string]*sync.Mutex
 }
 
-// New returns a Publisher writing through c and reading uncached through apiReader. Add Cache()
-// to the manager.
-func New(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, c client.Client, apiReader client.Reader) (*Publisher, error) {
-	req, err := labels.NewRequirement(trainjobstatus.CALabel, selection.Exists, nil)
-	if err != nil {
-		return nil, err
-	}
+// New returns a Publisher writing through c and reading uncached through apiReader; ca reads
+// the CA to publish. Add Cache() to the manager.
+func New(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, c client.Client, apiReader client.Reader,
+	ca func(context.Context) (string, error)) (*Publisher, error) {
 	cc, err := cache.New(cfg, cache.Options{
 		Scheme:               scheme,
 		Mapper:               mapper,
-		DefaultLabelSelector: labels.NewSelector().Add(*req),
+		DefaultFieldSelector: fields.OneTermEqualSelector("metadata.name", trainjobstatus.CAConfigMapName),
 		DefaultTransform:     cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the cache of the status server CA ConfigMaps: %w", err)
 	}
-	return &Publisher{cache: cc, client: c, apiReader: apiReader, published: map[string]string{}}, nil
+	return &Publisher{cache: cc, reader: cc, client: c, apiReader: apiReader, ca: ca,
+		published: map[string]string{}, locks: map[string]*sync.Mutex{}}, nil
 }
 
 // Cache is the cache of the CA ConfigMaps; it is a manager Runnable and a watch source.
@@ -79,71 +84,118 @@ func (p *Publisher) Cache() cache.Cache {
 	return p.cache
 }
 
-// Publish makes the CA ConfigMap of namespace hold ca. It returns a problem, and writes nothing,
-// when a ConfigMap of that name exists that Gantry did not publish: pods must not trust a CA
-// someone else chose, so progress reporting stays off in that namespace until it is removed.
+// Publish makes the CA ConfigMap of namespace hold ca. A write the apiserver refuses for good (a
+// quota, an admission policy, a namespace being deleted) is returned as a problem: progress
+// reporting is optional, and the TrainJob runs without it.
 func (p *Publisher) Publish(ctx context.Context, namespace, ca string) (problem string, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.published[namespace] == ca {
+	unlock := p.lock(namespace)
+	defer unlock()
+	if p.known(namespace) == ca {
 		return "", nil
 	}
+	err = p.publish(ctx, namespace, ca)
+	switch {
+	case err == nil:
+		p.mu.Lock()
+		p.published[namespace] = ca
+		p.mu.Unlock()
+		return "", nil
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+		return fmt.Sprintf("publishing the status server CA to ConfigMap %s/%s was refused: %v", namespace, trainjobstatus.CAConfigMapName, err), nil
+	default:
+		return "", fmt.Errorf("publishing the status server CA to ConfigMap %s/%s: %w", namespace, trainjobstatus.CAConfigMapName, err)
+	}
+}
+
+// publish creates the ConfigMap, or brings the existing one back to ca.
+func (p *Publisher) publish(ctx context.Context, namespace, ca string) error {
 	key := client.ObjectKey{Namespace: namespace, Name: trainjobstatus.CAConfigMapName}
 	existing := &corev1.ConfigMap{}
-	err = p.cache.Get(ctx, key, existing)
-	switch {
-	case apierrors.IsNotFound(err):
-		err = p.client.Create(ctx, trainjobstatus.CAConfigMap(namespace, ca))
-		if apierrors.IsAlreadyExists(err) {
-			// Someone else's (the cache shows only Gantry's), or one the cache has not seen yet.
-			if err = p.apiReader.Get(ctx, key, existing); err == nil {
-				return p.update(ctx, existing, ca)
-			}
+	err := p.reader.Get(ctx, key, existing)
+	if apierrors.IsNotFound(err) {
+		if err = p.client.Create(ctx, trainjobstatus.CAConfigMap(namespace, ca)); !apierrors.IsAlreadyExists(err) {
+			return err
 		}
-	case err == nil:
-		return p.update(ctx, existing, ca)
+		// The cache had not seen it yet.
+		err = p.apiReader.Get(ctx, key, existing)
 	}
-	if err != nil {
-		return "", fmt.Errorf("publishing the status server CA to ConfigMap %s: %w", key, err)
+	if err != nil || current(existing, ca) {
+		return err
 	}
-	p.published[namespace] = ca
-	return "", nil
+	err = p.replace(ctx, existing, ca)
+	if apierrors.IsConflict(err) {
+		// Changed since the cache read it (a rotation, an edit): once more, from the apiserver.
+		if err = p.apiReader.Get(ctx, key, existing); err != nil || current(existing, ca) {
+			return err
+		}
+		err = p.replace(ctx, existing, ca)
+	}
+	return err
 }
 
-// update makes the existing ConfigMap hold ca, if Gantry published it.
-func (p *Publisher) update(ctx context.Context, existing *corev1.ConfigMap, ca string) (string, error) {
-	if _, ours := existing.Labels[trainjobstatus.CALabel]; !ours {
-		return fmt.Sprintf("ConfigMap %s/%s exists and Gantry did not publish it (it lacks the label %s), so it is not trusted as the status server CA; delete it to turn progress reporting on in this namespace",
-			existing.Namespace, existing.Name, trainjobstatus.CALabel), nil
-	}
-	if existing.Data[trainjobstatus.CAKey] != ca {
-		existing = existing.DeepCopy()
-		existing.Data = map[string]string{trainjobstatus.CAKey: ca}
-		// The resourceVersion read makes this a compare-and-swap: a concurrent change fails it.
-		if err := p.client.Update(ctx, existing); err != nil {
-			return "", fmt.Errorf("publishing the status server CA to ConfigMap %s/%s: %w", existing.Namespace, existing.Name, err)
+// replace makes existing hold ca and nothing else; an immutable one is deleted and created again.
+func (p *Publisher) replace(ctx context.Context, existing *corev1.ConfigMap, ca string) error {
+	want := trainjobstatus.CAConfigMap(existing.Namespace, ca)
+	if existing.Immutable != nil && *existing.Immutable {
+		if err := p.client.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
+			return err
 		}
+		return p.client.Create(ctx, want)
 	}
-	p.published[existing.Namespace] = ca
-	return "", nil
+	cm := existing.DeepCopy()
+	cm.Data, cm.BinaryData = want.Data, nil
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
+	}
+	for k, v := range want.Labels {
+		cm.Labels[k] = v
+	}
+	// The resourceVersion read makes this a compare-and-swap: a concurrent change fails it.
+	return p.client.Update(ctx, cm)
 }
 
-// Disturbed passes the events after which a namespace's CA ConfigMap no longer holds what was
-// published there: its deletion, or a change of its CA by someone else. It forgets the namespace
-// as it passes them, so the builds they cause publish again.
+// current reports whether cm holds exactly what Gantry publishes for ca.
+func current(cm *corev1.ConfigMap, ca string) bool {
+	want := trainjobstatus.CAConfigMap(cm.Namespace, ca)
+	return len(cm.Data) == 1 && cm.Data[trainjobstatus.CAKey] == ca && len(cm.BinaryData) == 0 &&
+		cm.Labels[trainjobstatus.CALabel] == want.Labels[trainjobstatus.CALabel]
+}
+
+func (p *Publisher) known(namespace string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.published[namespace]
+}
+
+func (p *Publisher) lock(namespace string) func() {
+	p.mu.Lock()
+	l, ok := p.locks[namespace]
+	if !ok {
+		l = &sync.Mutex{}
+		p.locks[namespace] = l
+	}
+	p.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// Disturbed passes the events after which a namespace's CA ConfigMap does not hold the CA: its
+// deletion, or its creation or change by anyone with other content. It forgets the namespace as
+// it passes them, so the builds they cause publish again. Gantry's own writes do not pass.
 func (p *Publisher) Disturbed() predicate.TypedPredicate[*corev1.ConfigMap] {
 	disturbed := func(cm *corev1.ConfigMap, deleted bool) bool {
+		if !deleted {
+			if ca, err := p.ca(context.Background()); err == nil && current(cm, ca) {
+				return false
+			}
+		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		want, known := p.published[cm.Namespace]
-		if !known || (!deleted && cm.Data[trainjobstatus.CAKey] == want) {
-			return false
-		}
 		delete(p.published, cm.Namespace)
 		return true
 	}
 	return predicate.TypedFuncs[*corev1.ConfigMap]{
-		CreateFunc:  func(event.TypedCreateEvent[*corev1.ConfigMap]) bool { return false },
+		CreateFunc:  func(e event.TypedCreateEvent[*corev1.ConfigMap]) bool { return disturbed(e.Object, false) },
 		UpdateFunc:  func(e event.TypedUpdateEvent[*corev1.ConfigMap]) bool { return disturbed(e.ObjectNew, false) },
 		DeleteFunc:  func(e event.TypedDeleteEvent[*corev1.ConfigMap]) bool { return disturbed(e.Object, true) },
 		GenericFunc: func(event.TypedGenericEvent[*corev1.ConfigMap]) bool { return false },

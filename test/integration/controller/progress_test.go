@@ -18,12 +18,14 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -155,14 +157,24 @@ var _ = ginkgo.Describe("Progress reporting without a status server CA", ginkgo.
 				g.Expect(caSource(nodeJob(js))).To(gomega.Equal(trainjobstatus.CAConfigMapName))
 			}
 			published(g, string(secret.Data["ca.crt"]))
-			cms := &corev1.ConfigMapList{}
-			g.Expect(k8sClient.List(ctx, cms, client.InNamespace(ns))).To(gomega.Succeed())
-			var names []string
-			for _, cm := range cms.Items {
-				names = append(names, cm.Name)
-			}
-			g.Expect(names).NotTo(gomega.ContainElement(gomega.HaveSuffix("-tls-config")))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		ginkgo.By("building more TrainJobs there: no write to the CA ConfigMap")
+		before := &corev1.ConfigMap{}
+		gomega.Expect(k8sClient.Get(ctx, caKey, before)).To(gomega.Succeed())
+		for i := 5; i < 8; i++ {
+			tj := utiltesting.MakeTrainJobWrapper(ns, fmt.Sprintf("job-%d", i)).RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+				Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1).Obj()).Obj()
+			gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+			gomega.Eventually(func() error {
+				return k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
+			}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		}
+		gomega.Consistently(func(g gomega.Gomega) {
+			got := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, caKey, got)).To(gomega.Succeed())
+			g.Expect(got.ResourceVersion).To(gomega.Equal(before.ResourceVersion))
+		}, "1s", util.Interval).Should(gomega.Succeed())
 
 		ginkgo.By("deleting it: published again")
 		cm := &corev1.ConfigMap{}
@@ -186,40 +198,47 @@ var _ = ginkgo.Describe("Progress reporting without a status server CA", ginkgo.
 
 		ginkgo.By("rotating the CA: the namespace gets the new one")
 		rotated := "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n"
+		original := maps.Clone(secret.Data)
 		secret.Data["ca.crt"] = []byte(rotated)
 		gomega.Expect(k8sClient.Update(ctx, secret)).To(gomega.Succeed())
+		ginkgo.DeferCleanup(func() {
+			gomega.Eventually(func(g gomega.Gomega) {
+				cur := &corev1.Secret{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(secret), cur)).To(gomega.Succeed())
+				cur.Data = original
+				g.Expect(k8sClient.Update(ctx, cur)).To(gomega.Succeed())
+			}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		})
 		gomega.Eventually(func(g gomega.Gomega) { published(g, rotated) }, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
 
-	ginkgo.It("neither overwrites nor trusts a ConfigMap of that name that Gantry did not publish, and runs the job without progress reporting", func() {
+	// The name is reserved, as kube-root-ca.crt is: a ConfigMap of that name someone else made,
+	// even an immutable one, ends up holding the CA, so no one can make the pods trust another.
+	ginkgo.It("takes over a ConfigMap of the reserved name that someone else created, even an immutable one", func() {
 		ensureCASecret(caNamespace, caName)
-		ns := newNamespace()
-		foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: trainjobstatus.CAConfigMapName},
-			Data: map[string]string{"ca.crt": "a CA chosen by someone else"}}
-		gomega.Expect(k8sClient.Create(ctx, foreign)).To(gomega.Succeed())
-		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
-			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
-		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
-		tj := utiltesting.MakeTrainJobWrapper(ns, "job").RuntimeRef(trainer.TrainingRuntimeKind, "torch").
-			Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1).Obj()).Obj()
-		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
-		gomega.Eventually(func(g gomega.Gomega) {
-			js := &jobsetv1alpha2.JobSet{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
-			g.Expect(caSource(nodeJob(js))).To(gomega.BeEmpty(), "the pods would trust a foreign CA")
-			events := &corev1.EventList{}
-			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(gomega.Succeed())
-			var messages []string
-			for _, e := range events.Items {
-				if e.Reason == "ProgressReportingDisabled" {
-					messages = append(messages, e.Message)
-				}
-			}
-			g.Expect(messages).To(gomega.ConsistOf(gomega.ContainSubstring("ConfigMap " + ns + "/" + trainjobstatus.CAConfigMapName + " exists and Gantry did not publish it")))
-		}, util.Timeout, util.Interval).Should(gomega.Succeed())
-		got := &corev1.ConfigMap{}
-		gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), got)).To(gomega.Succeed())
-		gomega.Expect(got.Data).To(gomega.Equal(foreign.Data), "a foreign ConfigMap was overwritten")
+		secret := &corev1.Secret{}
+		gomega.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: caNamespace, Name: caName}, secret)).To(gomega.Succeed())
+		for _, immutable := range []bool{false, true} {
+			ns := newNamespace()
+			squatter := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: trainjobstatus.CAConfigMapName},
+				Data: map[string]string{"ca.crt": "a CA chosen by someone else", "other": "key"}, Immutable: ptr.To(immutable)}
+			gomega.Expect(k8sClient.Create(ctx, squatter)).To(gomega.Succeed())
+			rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
+				utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+			gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+			tj := utiltesting.MakeTrainJobWrapper(ns, "job").RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+				Trainer(utiltesting.MakeTrainerWrapper().NumNodes(1).Obj()).Obj()
+			gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+			gomega.Eventually(func(g gomega.Gomega) {
+				js := &jobsetv1alpha2.JobSet{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), js)).To(gomega.Succeed())
+				g.Expect(caSource(nodeJob(js))).To(gomega.Equal(trainjobstatus.CAConfigMapName))
+				got := &corev1.ConfigMap{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(squatter), got)).To(gomega.Succeed())
+				g.Expect(got.Data).To(gomega.Equal(map[string]string{"ca.crt": string(secret.Data["ca.crt"])}))
+				g.Expect(got.Labels).To(gomega.HaveKeyWithValue(trainjobstatus.CALabel, "true"))
+			}, util.Timeout, util.Interval).Should(gomega.Succeed(), "immutable %v", immutable)
+		}
 	})
 })
 

@@ -58,8 +58,7 @@ const (
 	// (<trainjob>-tls-config): a CA is public and the same for every TrainJob, and a copy per
 	// TrainJob costs a write per TrainJob.
 	CAConfigMapName = "gantry-status-server-ca"
-	// CALabel marks the CA ConfigMaps Gantry publishes; one without it is someone else's, and
-	// Gantry neither overwrites nor trusts it.
+	// CALabel marks the CA ConfigMaps Gantry publishes, to find them after an uninstall.
 	CALabel = "gantry.dev/status-server-ca"
 )
 
