@@ -25,6 +25,7 @@ package statusca
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -147,9 +148,7 @@ func (p *Publisher) replace(ctx context.Context, existing *corev1.ConfigMap, ca 
 	if cm.Labels == nil {
 		cm.Labels = map[string]string{}
 	}
-	for k, v := range want.Labels {
-		cm.Labels[k] = v
-	}
+	maps.Copy(cm.Labels, want.Labels)
 	// The resourceVersion read makes this a compare-and-swap: a concurrent change fails it.
 	return p.client.Update(ctx, cm)
 }
