@@ -78,7 +78,9 @@ type controlPlane struct {
 }
 
 // startControlPlane starts a fresh control plane; dir receives the audit log and kubeconfig.
-func startControlPlane(dir string) (*controlPlane, error) {
+// Without webhooks nothing serves admission, so baselines (the floor creates TrainJobs with no
+// manager running) get none registered.
+func startControlPlane(dir string, webhooks bool) (*controlPlane, error) {
 	assets, err := util.EnvtestAssets()
 	if err != nil {
 		return nil, err
@@ -104,8 +106,10 @@ func startControlPlane(dir string) (*controlPlane, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                cp.scheme,
 	}
-	if cp.env.WebhookInstallOptions, err = fwk.WebhookInstallOptions(); err != nil {
-		return nil, fmt.Errorf("reading the webhook manifests: %w", err)
+	if webhooks {
+		if cp.env.WebhookInstallOptions, err = fwk.WebhookInstallOptions(); err != nil {
+			return nil, fmt.Errorf("reading the webhook manifests: %w", err)
+		}
 	}
 	api := cp.env.ControlPlane.GetAPIServer().Configure()
 	api.Set("audit-policy-file", policy)
@@ -115,7 +119,7 @@ func startControlPlane(dir string) (*controlPlane, error) {
 	if cp.config, err = cp.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
-	if err := cp.setUp(); err != nil {
+	if err := cp.setUp(webhooks); err != nil {
 		_ = cp.stop()
 		return nil, err
 	}
@@ -123,8 +127,8 @@ func startControlPlane(dir string) (*controlPlane, error) {
 }
 
 // setUp creates the admin client, the manager's kubeconfig, the namespaces, the webhook
-// certificate Secret and the torch runtime.
-func (cp *controlPlane) setUp() error {
+// certificate Secret (when webhooks are served) and the torch runtime.
+func (cp *controlPlane) setUp(webhooks bool) error {
 	var err error
 	if cp.client, err = cp.newClient(unlimited); err != nil {
 		return err
@@ -148,8 +152,10 @@ func (cp *controlPlane) setUp() error {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
 	}
-	if err := cp.createCertSecret(ctx); err != nil {
-		return err
+	if webhooks {
+		if err := cp.createCertSecret(ctx); err != nil {
+			return err
+		}
 	}
 	rt, err := readRuntime()
 	if err != nil {

@@ -233,7 +233,7 @@ func newReport(o *options) *Report {
 			TrainJobs: o.n, NodesPerTrainJob: o.nodes, Parallel: o.parallel, Limits: ls, Unrelated: o.unrelated, Runs: max(o.repeat, 1),
 			ClientsUnlimited: o.clientsUnlimited,
 			Webhooks: "Gantry's mutating and validating webhooks are registered as installed (config/webhook), " +
-				"served by the manager with envtest's certificate (certManagement off)",
+				"served by the manager with envtest's certificate (certManagement off); baselines and the floor run with none registered",
 			FeatureGates: featureGatesLabel(o.featureGates),
 			Timing: "watch-observed times on the harness's clock (creationTimestamps have 1 s resolution); " +
 				"peak RSS is VmHWM of /proc/<pid>/status, CPU is utime+stime of /proc/<pid>/stat, both read just before the manager is stopped",

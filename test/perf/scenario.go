@@ -88,7 +88,7 @@ func newResult(sc scenario) *ScenarioResult {
 // client rate limits as the TrainJob clients of the Gantry run: the physical limit of this
 // control plane on this machine.
 func runBaseline(ctx context.Context, o *options, sc scenario, jobsets []*unstructured.Unstructured) (*ScenarioResult, error) {
-	cp, err := startControlPlane(sc.dir(o.out))
+	cp, err := startControlPlane(sc.dir(o.out), false)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ type gantryRun struct {
 func runGantry(ctx context.Context, o *options, sc scenario) (*ScenarioResult, error) {
 	r := &gantryRun{o: o, sc: sc, dir: sc.dir(o.out), res: newResult(sc)}
 	var err error
-	if r.cp, err = startControlPlane(r.dir); err != nil {
+	if r.cp, err = startControlPlane(r.dir, true); err != nil {
 		return nil, err
 	}
 	defer func() { _ = r.cp.stop() }()
