@@ -238,11 +238,21 @@ BENCH_N ?= 1000
 BENCH_PARALLEL ?= 10
 BENCH_UNRELATED ?= 20000
 BENCH_OUT ?= _output/bench
+SCALE_N ?= 10000
+SCALE_WAVE ?= 1000
+SCALE_NODES ?= 500
+SCALE_OUT ?= _output/scale
+SCALE_FLAGS ?=
 BENCH_FLAGS ?=
 
 .PHONY: bench
 bench: envtest-assets kustomize ## Benchmark Gantry against direct JobSet creation (BENCH_N, BENCH_PARALLEL, BENCH_UNRELATED, BENCH_FLAGS); writes $(BENCH_OUT).
 	go run ./test/perf -n $(BENCH_N) -parallel $(BENCH_PARALLEL) -unrelated $(BENCH_UNRELATED) -out $(BENCH_OUT) $(BENCH_FLAGS)
+
+.PHONY: bench-scale
+bench-scale: ## The scale run on a local cluster: SCALE_N TrainJobs (default 10,000, 4 pods each) on SCALE_NODES kwok GPU nodes, in waves of SCALE_WAVE; memory, CPU and latency against settled TrainJobs, idle writes, restart time, plots; writes $(SCALE_OUT).
+	$(TOOLCHAIN) cluster kustomize
+	go run ./test/perf -scale -n $(SCALE_N) -wave $(SCALE_WAVE) -kwok-nodes $(SCALE_NODES) -parallel $(BENCH_PARALLEL) -timeout 60m -out $(SCALE_OUT) $(SCALE_FLAGS)
 
 .PHONY: bench-smoke
 bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings.

@@ -28,6 +28,9 @@ import (
 	"time"
 )
 
+// writeVerbs are the verbs that change an object.
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+
 // auditEvent is the part of an audit.k8s.io/v1 Event the harness reads.
 type auditEvent struct {
 	Stage string `json:"stage"`
@@ -65,18 +68,19 @@ type WriteRow struct {
 	Codes       []int `json:"codes,omitempty"`
 }
 
-// auditWrites reads the audit log and counts the manager's completed writes whose response time
-// falls in [from, to), by verb and resource.
-func auditWrites(path string, from, to time.Time) ([]WriteRow, error) {
+// auditWrites reads the audit log and counts the completed writes of user (the manager) whose
+// response time falls in [from, to), by verb and resource. Other requests of user (a local
+// cluster's policy records its reads too) are not counted.
+func auditWrites(path, user string, from, to time.Time) ([]WriteRow, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	return countWrites(f, from, to)
+	return countWrites(f, user, from, to)
 }
 
-func countWrites(r io.Reader, from, to time.Time) ([]WriteRow, error) {
+func countWrites(r io.Reader, user string, from, to time.Time) ([]WriteRow, error) {
 	type key struct {
 		verb, resource, object string
 		perTrainJob            bool
@@ -89,7 +93,7 @@ func countWrites(r io.Reader, from, to time.Time) ([]WriteRow, error) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("parsing the audit log: %w", err)
 		}
-		if e.Stage != "ResponseComplete" || e.User.Username != managerUser || e.ObjectRef == nil ||
+		if e.Stage != "ResponseComplete" || e.User.Username != user || e.ObjectRef == nil || !slices.Contains(writeVerbs, e.Verb) ||
 			e.StageTimestamp.Before(from) || !e.StageTimestamp.Before(to) {
 			continue
 		}

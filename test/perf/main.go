@@ -62,6 +62,7 @@ type options struct {
 	// repeat runs the scenario list this many times, alternating, so a noisy machine shows as
 	// spread rather than as a wrong ratio.
 	repeat int
+	scale  scaleOptions
 }
 
 func parseOptions() *options {
@@ -86,6 +87,12 @@ func parseOptions() *options {
 	flag.DurationVar(&o.pprofDuration, "pprof-duration", 20*time.Second, "length of the CPU profile")
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names to run (default: all)")
 	flag.IntVar(&o.repeat, "repeat", 1, "runs of the scenario list, alternating; targets then report min/median/max and are judged on the median")
+	flag.BoolVar(&o.scale.enabled, "scale", false, "the scale run instead of the scenarios: a local cluster with kwok nodes, -n TrainJobs of -nodes nodes created in waves, each run to completion")
+	flag.IntVar(&o.scale.wave, "wave", 1000, "with -scale: TrainJobs per wave")
+	flag.IntVar(&o.scale.nodes, "kwok-nodes", 500, "with -scale: simulated GPU nodes, 8 GPUs each (a TrainJob's node asks for 8)")
+	flag.DurationVar(&o.scale.podDuration, "pod-duration", 5*time.Second, "with -scale: how long a simulated pod runs")
+	flag.DurationVar(&o.scale.idle, "idle", time.Minute, "with -scale: the idle window over every settled TrainJob")
+	flag.BoolVar(&o.scale.keep, "keep-cluster", false, "with -scale: leave the local cluster (.state/scale) running")
 	flag.Parse()
 	o.defaults.QPS = float32(qps)
 	o.defaults.Label = "default"
@@ -101,7 +108,11 @@ func parseOptions() *options {
 func main() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	o := parseOptions()
-	if err := run(context.Background(), o); err != nil {
+	runner := run
+	if o.scale.enabled {
+		runner = runScale
+	}
+	if err := runner(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

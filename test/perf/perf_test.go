@@ -97,9 +97,12 @@ func TestCountWrites(t *testing.T) {
 		event(managerUser, "update", operatorNamespace, "coordination.k8s.io", "leases", "trainer.kubeflow.org", "", "2026-01-01T00:00:02.2Z", 200),
 		event(managerUser, "patch", benchNamespace, "trainer.kubeflow.org", "trainjobs", "tj-00001", "status", "2026-01-01T00:00:09Z", 200),
 		event("someone-else", "create", benchNamespace, "", "configmaps", "x", "", "2026-01-01T00:00:02Z", 201),
+		// A local cluster's policy records the manager's reads as well: they are not writes.
+		event(managerUser, "get", benchNamespace, "jobset.x-k8s.io", "jobsets", "tj-00001", "", "2026-01-01T00:00:02.3Z", 200),
+		event(managerUser, "watch", benchNamespace, "trainer.kubeflow.org", "trainjobs", "", "", "2026-01-01T00:00:02.4Z", 200),
 		`{"kind":"Event","stage":"ResponseComplete","verb":"create","user":{"username":"` + managerUser + `"},"stageTimestamp":"2026-01-01T00:00:02Z"}`,
 	}, "\n")
-	got, err := countWrites(strings.NewReader(log), at("2026-01-01T00:00:01Z"), at("2026-01-01T00:00:05Z"))
+	got, err := countWrites(strings.NewReader(log), managerUser, at("2026-01-01T00:00:01Z"), at("2026-01-01T00:00:05Z"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,13 +32,22 @@ import (
 type metrics map[string]*dto.MetricFamily
 
 func scrape(ctx context.Context, url string) (metrics, error) {
+	return scrapeWith(ctx, http.DefaultClient, url, "")
+}
+
+// scrapeWith scrapes url with hc, sending token as a bearer token when it is set (a metrics
+// endpoint behind authentication and authorisation, as a local cluster's manager serves it).
+func scrapeWith(ctx context.Context, hc *http.Client, url, token string) (metrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

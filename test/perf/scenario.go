@@ -384,7 +384,7 @@ func (r *gantryRun) writePhase(ctx context.Context, m *managerProcess, before me
 	if err != nil {
 		return nil, err
 	}
-	rows, err := auditWrites(r.cp.auditLog, start, end)
+	rows, err := auditWrites(r.cp.auditLog, managerUser, start, end)
 	if err != nil {
 		return nil, err
 	}
