@@ -26,10 +26,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -112,7 +114,12 @@ func main() {
 	if o.scale.enabled {
 		runner = runScale
 	}
-	if err := runner(context.Background(), o); err != nil {
+	// An interrupt cancels the run, so that what it started (a scale run's local cluster) is
+	// brought down by its deferred clean-up rather than left running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := runner(ctx, o)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
