@@ -105,20 +105,27 @@ func (o *observer) waitDone(ctx context.Context, n int, timeout time.Duration, w
 }
 
 func (o *observer) wait(ctx context.Context, timeout time.Duration, what string, count func() int, n int) error {
+	if !poll(ctx, 20*time.Millisecond, timeout, func() bool { return count() >= n }) {
+		return fmt.Errorf("waiting for %d %s: saw %d within %s", n, what, count(), timeout)
+	}
+	return nil
+}
+
+// poll checks done every interval until it holds, and says whether it did before timeout (or
+// ctx) ended.
+func poll(ctx context.Context, every, timeout time.Duration, done func() bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for {
-		if got := count(); got >= n {
-			return nil
-		}
+	for !done() {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %d %s: saw %d within %s", n, what, count(), timeout)
+			return false
 		case <-tick.C:
 		}
 	}
+	return true
 }
 
 // watchJobSets feeds o with the JobSets of the namespace, metadata only (all the harness needs,

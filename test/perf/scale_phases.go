@@ -105,27 +105,18 @@ func (r *scaleRun) restart(ctx context.Context) (ScaleRestart, error) {
 		return ScaleRestart{}, err
 	}
 	res := ScaleRestart{ReadySeconds: time.Since(begin).Seconds()}
-	deadline := time.Now().Add(r.o.timeout)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		m, err := r.scrape(ctx)
-		if err == nil && caughtUp(m, r.o.n) {
-			res.CaughtUpSeconds = time.Since(begin).Seconds()
-			break
+	var scrapeErr error
+	if !poll(ctx, 100*time.Millisecond, r.o.timeout, func() bool {
+		var m metrics
+		m, scrapeErr = r.scrape(ctx)
+		return scrapeErr == nil && caughtUp(m, r.o.n)
+	}) {
+		if scrapeErr != nil {
+			return res, fmt.Errorf("scraping the restarted manager: %w", scrapeErr)
 		}
-		if time.Now().After(deadline) {
-			if err != nil {
-				return res, fmt.Errorf("scraping the restarted manager: %w", err)
-			}
-			return res, fmt.Errorf("the restarted manager had not reconciled %d TrainJobs with an empty queue within %s", r.o.n, r.o.timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-tick.C:
-		}
+		return res, fmt.Errorf("the restarted manager had not reconciled %d TrainJobs with an empty queue within %s", r.o.n, r.o.timeout)
 	}
+	res.CaughtUpSeconds = time.Since(begin).Seconds()
 	p, err := r.sample(ctx, r.o.n)
 	if err != nil {
 		return res, err

@@ -188,11 +188,9 @@ func scaleSummary(rep *ScaleReport) string {
 		rep.Machine.StartedAt.Format(time.RFC3339), rep.Machine.LoadAverageStart, rep.Machine.LoadAverageEnd)
 	b.WriteString("| Settled TrainJobs | RSS (anonymous) | Go heap in use | CPU since start | Wave: all JobSets | Wave: all Complete | p50 / p99 create to JobSet |\n|---|---|---|---|---|---|---|\n")
 	for _, pt := range rep.Points {
-		wave := "–"
+		wave := "– | – | –" // the sample before the first wave
 		if pt.Latency.Count > 0 {
 			wave = fmt.Sprintf("%.1f s | %.1f s | %.0f / %.0f ms", pt.WaveSeconds, pt.SettledSeconds, pt.Latency.P50, pt.Latency.P99)
-		} else {
-			wave = wave + " | – | –"
 		}
 		fmt.Fprintf(&b, "| %d | %.1f MiB (%.1f) | %.1f MiB | %.1f s | %s |\n", pt.Settled, pt.RSSMiB, pt.RSSAnonMiB, pt.HeapMiB, pt.CPUSeconds, wave)
 	}
