@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -119,11 +120,16 @@ func (p *persister) flush(ctx context.Context, report func(error)) {
 	p.dirty = map[types.UID]*trainer.TrainJob{}
 	p.mu.Unlock()
 	for _, tj := range jobs {
-		if err := p.write(ctx, tj); err != nil && !apierrors.IsNotFound(err) && report != nil {
+		// Another UI may write the same ConfigMap between this one's read and write (replicas, or
+		// the old pod's last flush in a rolling update): write again over what it now holds.
+		err := retry.OnError(retry.DefaultRetry, raced, func() error { return p.write(ctx, tj) })
+		if err != nil && !apierrors.IsNotFound(err) && report != nil {
 			report(fmt.Errorf("saving the progress history of TrainJob %s/%s: %w", tj.Namespace, tj.Name, err))
 		}
 	}
 }
+
+func raced(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
 
 // write saves the job's series in its ConfigMap, created owned by the job (the garbage
 // collector deletes it with the job). A ConfigMap of that name that is not the UI's is never
