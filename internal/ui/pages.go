@@ -65,7 +65,8 @@ func (s *Server) funcs() template.FuncMap {
 			}
 			return strings.ToUpper(s[:1]) + s[1:]
 		},
-		"has": slices.Contains[[]jobview.State],
+		"has":   slices.Contains[[]jobview.State],
+		"count": thousands,
 	}
 }
 
@@ -76,11 +77,16 @@ type jobsPageData struct {
 	Query    string
 	Label    string
 	Jobs     []jobview.Summary
+	Pager    Pager
 	Runtimes []string
 }
 
 func (s *Server) jobsData(ctx context.Context, r *http.Request) (*jobsPageData, error) {
 	f, err := filterFrom(r)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	page, err := pageFrom(r)
 	if err != nil {
 		return nil, badRequest(err)
 	}
@@ -102,7 +108,12 @@ func (s *Server) jobsData(ctx context.Context, r *http.Request) (*jobsPageData, 
 		}
 	}
 	slices.Sort(names)
-	return &jobsPageData{Title: "Jobs", Filter: f, Query: r.URL.RawQuery, Label: r.URL.Query().Get("label"), Jobs: jobs, Runtimes: names}, nil
+	pg := paginate(len(jobs), s.PageSize, page)
+	pg.links(r.URL.Query())
+	return &jobsPageData{
+		Title: "Jobs", Filter: f, Query: r.URL.RawQuery, Label: r.URL.Query().Get("label"),
+		Jobs: jobs[pg.from:pg.Last], Pager: pg, Runtimes: names,
+	}, nil
 }
 
 func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
@@ -132,11 +143,18 @@ func (s *Server) jobsLive(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		html, err := s.fragment("rows", d)
+		rows, err := s.fragment("rows", d)
 		if err != nil {
 			return err
 		}
-		return ev.send("rows", html)
+		pager, err := s.fragment("pager", d.Pager)
+		if err != nil {
+			return err
+		}
+		if err := ev.send("rows", rows); err != nil {
+			return err
+		}
+		return ev.send("pager", pager)
 	})
 }
 

@@ -51,13 +51,15 @@ type Server struct {
 	BaseConfig *rest.Config
 	// Now is the clock of ages; tests fix it.
 	Now func() time.Time
+	// PageSize is how many rows the Jobs page shows at once; 0 shows them all.
+	PageSize int
 
 	pages *template.Template
 }
 
 // NewServer parses the templates.
 func NewServer(store *Store, logs LogOpener) (*Server, error) {
-	s := &Server{Store: store, Logs: logs, Now: time.Now}
+	s := &Server{Store: store, Logs: logs, Now: time.Now, PageSize: DefaultPageSize}
 	t, err := template.New("").Funcs(s.funcs()).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err

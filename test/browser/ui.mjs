@@ -148,18 +148,27 @@ try {
   const stream = await anon.evaluate(async (u) => (await fetch(u)).status, `${env.AUTH_URL}/live/jobs?ns=${ns}`);
   check(stream === 403, `token mode: the other namespace's event stream is ${stream}`, "want 403");
 
-  // 9. The Jobs page of 1,000 TrainJobs: DOM ready and bytes on the wire.
+  // 9. The Jobs page of 1,000 TrainJobs: the first 100, DOM ready and bytes on the wire; Next.
   const big = await browser.newPage();
   await big.goto(`${env.UI_URL}/jobs?ns=${expected.scaleNamespace}`);
   const nav = await big.evaluate(() => {
     const n = performance.getEntriesByType("navigation")[0];
     return { ready: n.domContentLoadedEventEnd, transfer: n.transferSize, body: n.decodedBodySize };
   });
-  const count = await big.$$eval("#rows tr[data-job]", (trs) => trs.length);
-  console.log(`figure: Jobs page with ${count} TrainJobs: DOM ready ${nav.ready.toFixed(0)} ms, ${nav.transfer} bytes transferred (${nav.body} of HTML)`);
-  check(count === expected.scaleJobs, `1,000 jobs: ${count} rows`);
+  const rowsOf = (p) => p.$$eval("#rows tr[data-job]", (trs) => trs.map((tr) => tr.dataset.job));
+  const first = await rowsOf(big);
+  const counted = await big.textContent("#pager .count");
+  console.log(`figure: Jobs page with ${expected.scaleJobs} TrainJobs: DOM ready ${nav.ready.toFixed(0)} ms, ${nav.transfer} bytes transferred (${nav.body} of HTML)`);
+  check(first.length === 100 && counted === `1–100 of ${expected.scaleJobs.toLocaleString("en-US")}`,
+    `1,000 jobs: the first page has ${first.length} rows and says "${counted}"`);
   check(nav.transfer < 150 * 1024, `1,000 jobs: ${nav.transfer} bytes transferred, under 150 KiB`);
   check(nav.ready < 1000, `1,000 jobs: DOM ready in ${nav.ready.toFixed(0)} ms, under 1 s`);
+  await Promise.all([big.waitForURL(/page=2/), big.click("#pager a[rel=next]")]);
+  const second = await rowsOf(big);
+  const overlap = second.filter((j) => first.includes(j)).length;
+  check(second.length === 100 && overlap === 0 && (await big.textContent("#pager .count")).startsWith("101–200 of"),
+    `1,000 jobs: Next shows ${second.length} other rows (${overlap} repeated)`);
+  await axeCheck(big, "Jobs page (page 2)");
 } finally {
   await browser.close();
 }

@@ -14,7 +14,10 @@ function live(el, handlers) {
 function jobsPage() {
   const table = document.querySelector("table.jobs[data-live]");
   if (!table) return;
-  live(table, { rows: (html) => { document.getElementById("rows").innerHTML = html; } });
+  live(table, {
+    rows: (html) => { document.getElementById("rows").innerHTML = html; },
+    pager: (html) => { document.getElementById("pager").innerHTML = html; },
+  });
 }
 
 function jobPage() {

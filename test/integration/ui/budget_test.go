@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +55,28 @@ var _ = ginkgo.Describe("the Jobs page with 1,000 TrainJobs", ginkgo.Ordered, fu
 		}
 		wg.Wait()
 		gomega.Expect(failed.Load()).To(gomega.BeZero())
-		gomega.Eventually(func() int { _, body := get("/jobs?ns=" + ns); return len(states(body)) }).Should(gomega.Equal(jobs))
+		gomega.Eventually(func() string { _, body := get("/jobs?ns=" + ns); return body }).Should(gomega.ContainSubstring("1–100 of 1,000"))
+	})
+
+	ginkgo.It("shows them 100 to a page, each exactly once, newest first, with links between pages", func() {
+		seen := map[string]int{}
+		for page := 1; page <= 10; page++ {
+			code, body := get(fmt.Sprintf("/jobs?ns=%s&page=%d", ns, page))
+			gomega.Expect(code).To(gomega.Equal(http.StatusOK))
+			gomega.Expect(rowState.FindAllStringSubmatch(body, -1)).To(gomega.HaveLen(100), "page %d", page)
+			for job := range states(body) {
+				seen[job] = page
+			}
+			gomega.Expect(body).To(gomega.ContainSubstring(fmt.Sprintf("%s–%s of 1,000", thousands(page*100-99), thousands(page*100))))
+			gomega.Expect(strings.Contains(body, `rel="prev"`)).To(gomega.Equal(page > 1), "page %d's Previous link", page)
+			gomega.Expect(strings.Contains(body, fmt.Sprintf(`href="/jobs?ns=%s&amp;page=%d"`, ns, page+1))).To(gomega.Equal(page < 10), "page %d's Next link", page)
+		}
+		gomega.Expect(seen).To(gomega.HaveLen(jobs))
+		_, last := get(fmt.Sprintf("/jobs?ns=%s&page=99", ns))
+		gomega.Expect(last).To(gomega.ContainSubstring("901–1,000 of 1,000"), "a page past the end shows the last")
+		code, body := get(fmt.Sprintf("/jobs?ns=%s&page=zero", ns))
+		gomega.Expect(code).To(gomega.Equal(http.StatusBadRequest))
+		gomega.Expect(body).To(gomega.ContainSubstring(`page &#34;zero&#34;: want a whole number from 1`))
 	})
 
 	ginkgo.It("sends under 150 KiB and reports the server time", func() {
@@ -85,3 +108,12 @@ var _ = ginkgo.Describe("the Jobs page with 1,000 TrainJobs", ginkgo.Ordered, fu
 		gomega.Expect(sent).To(gomega.BeNumerically("<", 150*1024))
 	})
 })
+
+// thousands writes n as the Jobs page does: 1,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n >= 1000 {
+		s = s[:len(s)-3] + "," + s[len(s)-3:]
+	}
+	return s
+}

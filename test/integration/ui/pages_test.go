@@ -117,6 +117,7 @@ var _ = ginkgo.Describe("the web UI", ginkgo.Ordered, func() {
 		events := subscribe("/live/jobs?ns=" + ns)
 		first := next(events, "rows", 5*time.Second)
 		gomega.Expect(states(first.data)).To(gomega.HaveKeyWithValue(ns+"/a", "Created"))
+		gomega.Expect(next(events, "pager", 5*time.Second).data).To(gomega.ContainSubstring(`<span class="count">1–3 of 3</span>`))
 		tj := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
 		start := time.Now()
 		setStatus(tj, func(st *trainer.TrainJobStatus) {
