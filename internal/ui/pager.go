@@ -18,6 +18,7 @@ package ui
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -73,9 +74,7 @@ func paginate(total, size, page int) Pager {
 func (p *Pager) links(q url.Values) {
 	at := func(page int) string {
 		v := url.Values{}
-		for k, vs := range q {
-			v[k] = vs
-		}
+		maps.Copy(v, q)
 		v.Set("page", strconv.Itoa(page))
 		if page == 1 {
 			v.Del("page")

@@ -17,6 +17,7 @@ limitations under the License.
 package ui
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"testing"
@@ -76,7 +77,7 @@ func TestPageFrom(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.query, func(t *testing.T) {
-			got, err := pageFrom(httptest.NewRequest("GET", "/jobs?"+tc.query, nil))
+			got, err := pageFrom(httptest.NewRequest(http.MethodGet, "/jobs?"+tc.query, nil))
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
