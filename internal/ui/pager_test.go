@@ -23,7 +23,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestPaginate(t *testing.T) {
@@ -53,11 +52,15 @@ func TestPaginate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := paginate(tc.total, tc.size, tc.page)
 			got.links(q)
-			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreUnexported(Pager{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("paginate(%d, %d, %d) (-want +got):\n%s", tc.total, tc.size, tc.page, diff)
 			}
-			if got.from != max(got.First-1, 0) {
-				t.Errorf("rows start at index %d, want %d", got.from, max(got.First-1, 0))
+			wantFrom, wantTo := 0, 0
+			if got.Total > 0 {
+				wantFrom, wantTo = got.First-1, got.Last
+			}
+			if from, to := got.rows(); from != wantFrom || to != wantTo {
+				t.Errorf("rows [%d:%d], want [%d:%d]", from, to, wantFrom, wantTo)
 			}
 		})
 	}

@@ -110,9 +110,10 @@ func (s *Server) jobsData(ctx context.Context, r *http.Request) (*jobsPageData, 
 	slices.Sort(names)
 	pg := paginate(len(jobs), s.PageSize, page)
 	pg.links(r.URL.Query())
+	from, to := pg.rows()
 	return &jobsPageData{
 		Title: "Jobs", Filter: f, Query: r.URL.RawQuery, Label: r.URL.Query().Get("label"),
-		Jobs: jobs[pg.from:pg.Last], Pager: pg, Runtimes: names,
+		Jobs: jobs[from:to], Pager: pg, Runtimes: names,
 	}, nil
 }
 
