@@ -51,7 +51,8 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("the JobSet CRD (jobsets.jobset.x-k8s.io %s) is not installed: install JobSet before Gantry", jobsetv1alpha2.GroupVersion.Version)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&trainer.TrainJob{}, builder.WithPredicates(notOnlyTrainerStatus())).
+		For(&trainer.TrainJob{}, builder.WithPredicates(notOnlyTrainerStatus(), notSettledAtStart())).
+		Watches(&trainer.TrainJob{}, newSettledLast().handler()).
 		Named("trainjob_controller").
 		Owns(&jobsetv1alpha2.JobSet{}, notCreated).
 		Owns(&corev1.ConfigMap{}, notCreated).
