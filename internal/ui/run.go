@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gantry-ml/gantry/internal/kubeauth"
 	"github.com/gantry-ml/gantry/pkg/jobview"
 )
 
@@ -191,7 +192,7 @@ func (o *Options) secure(srv *Server, cfg *rest.Config, addr net.Addr, out io.Wr
 	if o.AuthMode == "header" {
 		header = o.UserHeader
 	}
-	reviews, err := NewReviewClient(cfg)
+	reviews, err := kubeauth.NewReviewClient(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
