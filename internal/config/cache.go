@@ -18,6 +18,7 @@ package config
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -27,9 +28,21 @@ import (
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
-// trim is the cache transform of every kind: it drops managedFields, which nothing reads, and
-// the Job templates of running JobSets (trimRunningJobSet).
+// trim is the cache transform of every kind: it drops managedFields and the copy of the whole
+// object kubectl apply keeps in an annotation, which nothing reads (a TrainJob or runtime applied
+// with kubectl would otherwise be cached twice over), and the Job templates of running JobSets
+// (trimRunningJobSet).
 func trim(in any) (any, error) {
+	if obj, ok := in.(metav1.Object); ok {
+		if a := obj.GetAnnotations(); a != nil {
+			if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
+				delete(a, corev1.LastAppliedConfigAnnotation)
+				if len(a) == 0 {
+					obj.SetAnnotations(nil)
+				}
+			}
+		}
+	}
 	if js, ok := in.(*jobsetv1alpha2.JobSet); ok {
 		return trimRunningJobSet(js)
 	}

@@ -61,6 +61,15 @@ func TestTrim(t *testing.T) {
 			in:   jobSet(ptr.To(true), template, managed),
 			want: jobSet(ptr.To(true), template, nil),
 		},
+		"kubectl's last applied configuration dropped, other annotations kept": {
+			in: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Annotations: map[string]string{
+				corev1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"ConfigMap"}`, "note": "kept"}}},
+			want: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Annotations: map[string]string{"note": "kept"}}},
+		},
+		"only kubectl's last applied configuration: no annotations left": {
+			in:   &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: "{}"}}},
+			want: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}},
+		},
 		"another kind: managedFields dropped": {
 			in:   &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ManagedFields: managed}},
 			want: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}},
