@@ -40,7 +40,15 @@ type AdmissionLatency struct {
 	// histogram_quantile); the apiserver's smallest bucket is 5 ms, so below it they estimate.
 	P50Ms float64 `json:"p50Millis"`
 	P99Ms float64 `json:"p99Millis"`
+	// ServedP50Ms and ServedP99Ms are the same calls as the manager's webhook server timed them
+	// (controller_runtime_webhook_latency_seconds, decade buckets: an order of magnitude): the
+	// rest of the apiserver's figure is the trip, TLS and waiting for a CPU.
+	ServedP50Ms float64 `json:"servedP50Millis"`
+	ServedP99Ms float64 `json:"servedP99Millis"`
 }
+
+// servedMetric is the manager's histogram of the time its webhook server took per request.
+const servedMetric = "controller_runtime_webhook_latency_seconds"
 
 // bucket is a cumulative histogram bucket.
 type bucket struct{ le, count float64 }
@@ -58,32 +66,66 @@ func (cp *controlPlane) apiMetrics(ctx context.Context) (metrics, error) {
 	return parseMetrics(strings.NewReader(string(data)))
 }
 
-// admissionLatencies are the TrainJob webhooks' CREATE calls between two scrapes, per webhook.
-func admissionLatencies(before, after metrics) []AdmissionLatency {
+// admissionLatencies are the TrainJob webhooks' CREATE calls between two scrapes, per webhook,
+// from the apiserver's metrics and from the manager's (served*; nil when not scraped).
+func admissionLatencies(before, after, servedBefore, servedAfter metrics) []AdmissionLatency {
 	var out []AdmissionLatency
-	for key, buckets := range histograms(after) {
+	for key, buckets := range bucketDelta(histograms(before, admissionMetric, apiserverWebhook), histograms(after, admissionMetric, apiserverWebhook)) {
 		calls := buckets[len(buckets)-1].count
-		if prev, ok := histograms(before)[key]; ok {
-			for i := range buckets {
-				buckets[i].count -= prev[i].count
-			}
-			calls = buckets[len(buckets)-1].count
-		}
 		if calls == 0 {
 			continue
 		}
-		out = append(out, AdmissionLatency{Webhook: key[0], Type: key[1], Calls: calls,
-			P50Ms: 1000 * quantile(0.5, buckets), P99Ms: 1000 * quantile(0.99, buckets)})
+		a := AdmissionLatency{Webhook: key[0], Type: key[1], Calls: calls,
+			P50Ms: 1000 * quantile(0.5, buckets), P99Ms: 1000 * quantile(0.99, buckets)}
+		if served, ok := bucketDelta(histograms(servedBefore, servedMetric, servedWebhook), histograms(servedAfter, servedMetric, servedWebhook))[[2]string{"", key[1]}]; ok {
+			a.ServedP50Ms, a.ServedP99Ms = 1000*quantile(0.5, served), 1000*quantile(0.99, served)
+		}
+		out = append(out, a)
 	}
 	slices.SortFunc(out, func(a, b AdmissionLatency) int { return strings.Compare(a.Webhook+a.Type, b.Webhook+b.Type) })
 	return out
 }
 
-// histograms are the TrainJob webhooks' CREATE histograms by webhook name and type, their
-// buckets in order and ending with +Inf.
-func histograms(m metrics) map[[2]string][]bucket {
+// bucketDelta is after's buckets less before's, per key.
+func bucketDelta(before, after map[[2]string][]bucket) map[[2]string][]bucket {
+	for key, buckets := range after {
+		if prev, ok := before[key]; ok && len(prev) == len(buckets) {
+			for i := range buckets {
+				buckets[i].count -= prev[i].count
+			}
+		}
+	}
+	return after
+}
+
+// apiserverWebhook keys the apiserver's CREATE calls of the TrainJob webhooks by name and type
+// (admit, validating).
+func apiserverWebhook(labels map[string]string) ([2]string, bool) {
+	if labels["operation"] != "CREATE" || !strings.Contains(labels["name"], ".trainjob.") {
+		return [2]string{}, false
+	}
+	return [2]string{labels["name"], labels["type"]}, true
+}
+
+// servedWebhook keys the manager's TrainJob webhook paths by the apiserver's type for them.
+func servedWebhook(labels map[string]string) ([2]string, bool) {
+	path := labels["webhook"]
+	switch {
+	case !strings.HasSuffix(path, "-trainjob"):
+		return [2]string{}, false
+	case strings.HasPrefix(path, "/mutate-"):
+		return [2]string{"", "admit"}, true
+	case strings.HasPrefix(path, "/validate-"):
+		return [2]string{"", "validating"}, true
+	}
+	return [2]string{}, false
+}
+
+// histograms are the series of a histogram that key picks, summed per key, their buckets in
+// order and ending with +Inf.
+func histograms(m metrics, name string, key func(map[string]string) ([2]string, bool)) map[[2]string][]bucket {
 	out := map[[2]string][]bucket{}
-	fam, ok := m[admissionMetric]
+	fam, ok := m[name]
 	if !ok {
 		return out
 	}
@@ -93,11 +135,11 @@ func histograms(m metrics) map[[2]string][]bucket {
 			labels[l.GetName()] = l.GetValue()
 		}
 		h := metric.GetHistogram()
-		if h == nil || labels["operation"] != "CREATE" || !strings.Contains(labels["name"], ".trainjob.") {
+		k, ok := key(labels)
+		if h == nil || !ok {
 			continue
 		}
-		key := [2]string{labels["name"], labels["type"]}
-		bs := out[key]
+		bs := out[k]
 		if bs == nil {
 			for _, b := range h.GetBucket() {
 				bs = append(bs, bucket{le: b.GetUpperBound()})
@@ -109,7 +151,7 @@ func histograms(m metrics) map[[2]string][]bucket {
 			bs[i].count += float64(b.GetCumulativeCount())
 		}
 		bs[len(bs)-1].count += float64(h.GetSampleCount())
-		out[key] = bs
+		out[k] = bs
 	}
 	return out
 }

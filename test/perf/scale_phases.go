@@ -91,8 +91,12 @@ func (r *scaleRun) idle(ctx context.Context) (ScaleIdle, error) {
 	}, nil
 }
 
+// freshTrainJob is created right after the restarted manager is ready.
+const freshTrainJob = "fresh-after-restart"
+
 // restart kills the manager with every TrainJob settled, starts it again, and times how long it
-// takes to be ready (/readyz) and to have reconciled every TrainJob with its work queue empty.
+// takes to be ready (/readyz), to build a TrainJob created then, and to have reconciled every
+// TrainJob with its work queue empty.
 func (r *scaleRun) restart(ctx context.Context) (ScaleRestart, error) {
 	if err := r.cluster.Kill(scaleManager); err != nil {
 		return ScaleRestart{}, err
@@ -105,11 +109,20 @@ func (r *scaleRun) restart(ctx context.Context) (ScaleRestart, error) {
 		return ScaleRestart{}, err
 	}
 	res := ScaleRestart{ReadySeconds: time.Since(begin).Seconds()}
+	// A TrainJob submitted while the restarted manager works through the settled ones: how long
+	// it waits for its JobSet is what a user sees of the catch-up.
+	created := time.Now()
+	if err := createIgnoringExists(ctx, r.client, newTrainJob(benchNamespace, freshTrainJob, int32(r.o.nodes))); err != nil {
+		return res, err
+	}
 	var scrapeErr error
 	if !poll(ctx, 100*time.Millisecond, r.o.timeout, func() bool {
+		if seen, _ := r.jobsets.snapshot(); res.FreshJobSetSeconds == 0 && !seen[freshTrainJob].IsZero() {
+			res.FreshJobSetSeconds = seen[freshTrainJob].Sub(created).Seconds()
+		}
 		var m metrics
 		m, scrapeErr = r.scrape(ctx)
-		return scrapeErr == nil && caughtUp(m, r.o.n)
+		return scrapeErr == nil && res.FreshJobSetSeconds > 0 && caughtUp(m, r.o.n+1)
 	}) {
 		if scrapeErr != nil {
 			return res, fmt.Errorf("scraping the restarted manager: %w", scrapeErr)

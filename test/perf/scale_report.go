@@ -82,10 +82,13 @@ type ScaleIdle struct {
 
 // ScaleRestart is a manager killed and started again over every settled TrainJob.
 type ScaleRestart struct {
-	ReadySeconds    float64 `json:"readySeconds"`
-	CaughtUpSeconds float64 `json:"caughtUpSeconds"`
-	RSSMiB          float64 `json:"rssMiB"`
-	CPUSeconds      float64 `json:"cpuSeconds"`
+	ReadySeconds float64 `json:"readySeconds"`
+	// FreshJobSetSeconds is from the create of a TrainJob submitted once the manager was ready
+	// to its JobSet.
+	FreshJobSetSeconds float64 `json:"freshJobSetSeconds"`
+	CaughtUpSeconds    float64 `json:"caughtUpSeconds"`
+	RSSMiB             float64 `json:"rssMiB"`
+	CPUSeconds         float64 `json:"cpuSeconds"`
 }
 
 // fitMemory fits RSS and heap against settled TrainJobs by least squares, over the points after
@@ -201,8 +204,8 @@ func scaleSummary(rep *ScaleReport) string {
 	fmt.Fprintf(&b, "Idle over %d settled TrainJobs for %.0f s: %d TrainJob writes (%d writes in all), %.2f CPU seconds, RSS %.1f MiB.\n\n",
 		p.TrainJobs, id.Seconds, id.TrainJobWrites, totalWrites(id.Writes), id.CPUSeconds, id.RSSMiB)
 	rs := rep.Restart
-	fmt.Fprintf(&b, "Restart over %d settled TrainJobs: ready (/readyz) %.1f s after the start, every TrainJob reconciled and the queue empty %.1f s after; RSS then %.1f MiB, CPU %.1f s.\n\n",
-		p.TrainJobs, rs.ReadySeconds, rs.CaughtUpSeconds, rs.RSSMiB, rs.CPUSeconds)
+	fmt.Fprintf(&b, "Restart over %d settled TrainJobs: ready (/readyz) %.1f s after the start; a TrainJob created then had its JobSet %.2f s later; every TrainJob reconciled and the queue empty %.1f s after the start; RSS then %.1f MiB, CPU %.1f s.\n\n",
+		p.TrainJobs, rs.ReadySeconds, rs.FreshJobSetSeconds, rs.CaughtUpSeconds, rs.RSSMiB, rs.CPUSeconds)
 	fmt.Fprintf(&b, "Charts: %s, %s, %s.\n", chartScaleMemory, chartScaleCPU, chartScaleLatency)
 	return b.String()
 }

@@ -108,7 +108,7 @@ func TestScaleSummary(t *testing.T) {
 		},
 		Memory:  MemoryFit{RSSKiBPerTrainJob: 8.19, RSSInterceptMiB: 50, HeapKiBPerTrainJob: 4.1, HeapInterceptMiB: 12},
 		Idle:    ScaleIdle{Seconds: 60, CPUSeconds: 0.4, Writes: []WriteRow{{Verb: "update", Resource: "leases.coordination.k8s.io", Count: 30}}, RSSMiB: 58},
-		Restart: ScaleRestart{ReadySeconds: 2.5, CaughtUpSeconds: 7.25, RSSMiB: 61, CPUSeconds: 3},
+		Restart: ScaleRestart{ReadySeconds: 2.5, FreshJobSetSeconds: 0.31, CaughtUpSeconds: 7.25, RSSMiB: 61, CPUSeconds: 3},
 	}
 	got := scaleSummary(rep)
 	for _, want := range []string{
@@ -116,7 +116,7 @@ func TestScaleSummary(t *testing.T) {
 		"| 1000 | 58.0 MiB (18.0) | 16.0 MiB | 10.0 s | 9.5 s | 60.0 s | 80 / 900 ms |",
 		"RSS 8.19 KiB (from 50.0 MiB), Go heap 4.10 KiB (from 12.0 MiB)",
 		"Idle over 2000 settled TrainJobs for 60 s: 0 TrainJob writes (30 writes in all), 0.40 CPU seconds",
-		"ready (/readyz) 2.5 s after the start, every TrainJob reconciled and the queue empty 7.2 s after",
+		"ready (/readyz) 2.5 s after the start; a TrainJob created then had its JobSet 0.31 s later; every TrainJob reconciled and the queue empty 7.2 s after the start",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("scale.md lacks %q:\n%s", want, got)

@@ -326,7 +326,11 @@ func (r *gantryRun) creation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.res.Create.Admission = admissionLatencies(apiBefore, apiAfter)
+	served, err := m.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	r.res.Create.Admission = admissionLatencies(apiBefore, apiAfter, before, served)
 	stat1, err := m.stat()
 	if err != nil {
 		return err
