@@ -77,7 +77,7 @@ func newSettledLast() *settledLast {
 // handler sees only the settled TrainJobs of the initial list; the controller's own handler
 // (behind notSettledAtStart) sees every other event.
 func (s *settledLast) handler() handler.EventHandler {
-	return handler.Funcs{CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return handler.Funcs{CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if !settledAtStart(e) {
 			return
 		}
@@ -86,26 +86,23 @@ func (s *settledLast) handler() handler.EventHandler {
 		s.pending = append(s.pending, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
 		if !s.feeding {
 			s.feeding = true
-			go s.feed(ctx, q)
+			// Not ctx: controller-runtime cancels it as soon as this call returns. The
+			// controller shuts the queue down when it stops, which ends the feeding.
+			go s.feed(q)
 		}
 	}}
 }
 
-// feed tops the queue up to depth from the held-back TrainJobs at every tick until none is left,
-// the queue shuts down or ctx (the controller's) ends.
-func (s *settledLast) feed(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+// feed tops the queue up to depth from the held-back TrainJobs at every tick until none is left
+// or the queue shuts down.
+func (s *settledLast) feed(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	ticks := s.ticks
 	if ticks == nil {
 		t := time.NewTicker(settledFeedPeriod)
 		defer t.Stop()
 		ticks = t.C
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticks:
-		}
+	for range ticks {
 		if !s.topUp(q) {
 			return
 		}

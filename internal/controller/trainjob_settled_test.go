@@ -17,6 +17,7 @@ limitations under the License.
 package controller
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -102,9 +103,14 @@ func TestSettledTrainJobsLastAfterAStart(t *testing.T) {
 			defer q.ShutDown()
 			own := &handler.EnqueueRequestForObject{}
 			pred := notSettledAtStart()
-			s := &settledLast{depth: tc.depth, ticks: make(chan time.Time)}
+			ticks := make(chan time.Time)
+			defer close(ticks)
+			s := &settledLast{depth: tc.depth, ticks: ticks}
 			settled := s.handler()
 			create := func(tj *trainer.TrainJob, initial bool) {
+				// As controller-runtime's informer handler does: the context ends with the call.
+				ctx, cancel := context.WithCancel(ctx)
+				defer cancel()
 				e := event.CreateEvent{Object: tj, IsInInitialList: initial}
 				if pred.Create(e) {
 					own.Create(ctx, e, q)
@@ -154,14 +160,19 @@ func TestSettledLastFeedsEverything(t *testing.T) {
 	for i := range 3 * settledQueueDepth {
 		tj := utiltesting.MakeTrainJobWrapper("ns", fmt.Sprintf("done-%d", i)).Obj()
 		tj.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
+		// As controller-runtime's informer handler does: the context ends with the call.
+		ctx, cancel := context.WithCancel(ctx)
 		h.Create(ctx, event.CreateEvent{Object: tj, IsInInitialList: true}, q)
+		cancel()
 		want = append(want, tj.Name)
 	}
+	stuck := time.AfterFunc(10*time.Second, q.ShutDown)
+	defer stuck.Stop()
 	var got []string
 	for len(got) < len(want) {
 		req, shutdown := q.Get()
 		if shutdown {
-			t.Fatal("the queue shut down")
+			t.Fatalf("nothing fed after %d of %d", len(got), len(want))
 		}
 		got = append(got, req.Name)
 		q.Done(req)

@@ -67,8 +67,10 @@ func (f *Framework) StartManager(ctx context.Context, setup func(manager.Manager
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  config.CacheOptions(),
-		// Suites start a manager per container; controller names repeat across them.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true)},
+		// Suites start a manager per container; controller names repeat across them. The work
+		// queue is production's (config.Options): client-go's, not controller-runtime's
+		// priority queue.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true), UsePriorityQueue: ptrTo(false)},
 	}
 	if f.Webhooks {
 		opts.WebhookServer = f.webhookServer()
