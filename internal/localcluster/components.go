@@ -211,10 +211,10 @@ func (c *Cluster) gantryComponent() component {
 		name: "gantry-manager", binary: c.path("bin", "manager"),
 		ports:   []int{p.GantryWebhook, p.GantryHealth, p.GantryMetrics, p.GantryStatus},
 		enabled: true,
-		args: []string{
+		args: append([]string{
 			"--config", c.path("config", "gantry.yaml"),
 			"--webhook-cert-dir", c.path("certs", "gantry-manager"),
-		},
+		}, c.ManagerArgs...),
 		// As the downward API would set it: the process restarted under this name is the same pod.
 		env:          append(c.managerEnv("gantry-manager"), c.ManagerEnv...),
 		probe:        probe{url: localURL("http", p.GantryHealth) + "/readyz"},

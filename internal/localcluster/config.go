@@ -191,6 +191,8 @@ type Cluster struct {
 	// ManagerEnv is added to the manager's environment when it starts (the reliability suite
 	// injects faults through it).
 	ManagerEnv []string
+	// ManagerArgs are added to the manager's command line (the scale run serves its profiles).
+	ManagerArgs []string
 
 	Settings Settings
 

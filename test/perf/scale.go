@@ -21,6 +21,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -58,7 +59,12 @@ type scaleRun struct {
 	metrics  *http.Client
 	jobsets  *observer
 	trainJob *observer
+	// pprof is the manager's profiling address.
+	pprof string
 }
+
+// scaleHeapProfile is the manager's heap over every settled TrainJob, after a garbage collection.
+const scaleHeapProfile = "scale-heap.pprof"
 
 // runScale brings up a local cluster, runs the waves, the idle window and a restart, and
 // writes scale.json, scale.md and the plots.
@@ -98,6 +104,9 @@ func runScale(ctx context.Context, o *options) error {
 	if rep.Idle, err = r.idle(ctx); err != nil {
 		return fmt.Errorf("the idle window: %w", err)
 	}
+	if err := fetch(ctx, "http://"+r.pprof+"/debug/pprof/heap?gc=1", filepath.Join(o.out, scaleHeapProfile)); err != nil {
+		return fmt.Errorf("the manager's heap profile: %w", err)
+	}
 	if rep.Restart, err = r.restart(ctx); err != nil {
 		return fmt.Errorf("the restart: %w", err)
 	}
@@ -128,8 +137,13 @@ func startScale(ctx context.Context, o *options) (*scaleRun, error) {
 	s.PodDuration = localcluster.Duration{Duration: o.scale.podDuration}
 	s.Nodes.Count = o.scale.nodes
 	s.Nodes.NodesPerRack = 25
-	r := &scaleRun{o: o, cluster: &localcluster.Cluster{
+	pprof, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	r := &scaleRun{o: o, pprof: pprof, cluster: &localcluster.Cluster{
 		Root: root, StateDir: stateDir, BinDir: filepath.Join(root, "bin"), Out: os.Stderr, Settings: s,
+		ManagerArgs: []string{"--pprof-bind-address", pprof},
 	}}
 	if err := r.cluster.Up(ctx); err != nil {
 		return nil, errors.Join(err, r.cluster.Down())
@@ -193,4 +207,14 @@ func (r *scaleRun) sample(ctx context.Context, settled int) (ScalePoint, error) 
 		Settled: settled, RSSMiB: float64(st.RSSBytes) / mib, RSSAnonMiB: float64(st.RSSAnonBytes) / mib,
 		HeapMiB: m.sum("go_memstats_heap_inuse_bytes", nil) / mib, CPUSeconds: st.CPUSeconds,
 	}, nil
+}
+
+// freeAddress is a loopback address with a port nothing listens on now.
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
 }

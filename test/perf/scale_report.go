@@ -206,7 +206,8 @@ func scaleSummary(rep *ScaleReport) string {
 	rs := rep.Restart
 	fmt.Fprintf(&b, "Restart over %d settled TrainJobs: ready (/readyz) %.1f s after the start; a TrainJob created then had its JobSet %.2f s later; every TrainJob reconciled and the queue empty %.1f s after the start; RSS then %.1f MiB, CPU %.1f s.\n\n",
 		p.TrainJobs, rs.ReadySeconds, rs.FreshJobSetSeconds, rs.CaughtUpSeconds, rs.RSSMiB, rs.CPUSeconds)
-	fmt.Fprintf(&b, "Charts: %s, %s, %s.\n", chartScaleMemory, chartScaleCPU, chartScaleLatency)
+	fmt.Fprintf(&b, "Charts: %s, %s, %s. The manager's heap after the idle window: %s (`go tool pprof -sample_index=inuse_space -top %s`).\n",
+		chartScaleMemory, chartScaleCPU, chartScaleLatency, scaleHeapProfile, scaleHeapProfile)
 	return b.String()
 }
 
