@@ -190,7 +190,7 @@ func (c *Cluster) node(i int) *corev1.Node {
 			Annotations: map[string]string{nodeAnnotation: "fake"},
 		},
 		// kwok hands out pod IPs from the node's range.
-		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i)}},
+		Spec: corev1.NodeSpec{PodCIDR: podCIDR(i), PodCIDRs: []string{podCIDR(i)}},
 		Status: corev1.NodeStatus{
 			Capacity: capacity, Allocatable: capacity,
 			Addresses: addresses, DaemonEndpoints: endpoints,
@@ -293,4 +293,12 @@ func (c *Cluster) removeHostPathVolumes() {
 		}
 	}
 	_ = os.Remove(c.path(hostPathVolumesFile))
+}
+
+// MaxNodes is how many nodes get a pod range of their own from podCIDR.
+const MaxNodes = (256 - 244) * 256
+
+// podCIDR is the i-th node's pod range: a /24 from 10.244.0.0 upwards, 256 to each /16.
+func podCIDR(i int) string {
+	return fmt.Sprintf("10.%d.%d.0/24", 244+i/256, i%256)
 }

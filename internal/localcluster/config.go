@@ -161,8 +161,8 @@ func (s Settings) Validate() error {
 		}
 		seen[*f.Port] = f.Name
 	}
-	if s.Nodes.Count < 1 {
-		errs = append(errs, fmt.Errorf("nodes: %d, want at least 1", s.Nodes.Count))
+	if s.Nodes.Count < 1 || s.Nodes.Count > MaxNodes {
+		errs = append(errs, fmt.Errorf("nodes: %d, want 1 to %d", s.Nodes.Count, MaxNodes))
 	}
 	if s.Nodes.GPUsPerNode < 0 {
 		errs = append(errs, fmt.Errorf("gpus per node: %d, want 0 or more", s.Nodes.GPUsPerNode))

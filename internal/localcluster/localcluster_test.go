@@ -145,6 +145,8 @@ func TestSettingsValidate(t *testing.T) {
 	dup.Ports.KueueWebhook = dup.Ports.GantryWebhook
 	zero := DefaultSettings()
 	zero.Nodes.Count = 0
+	many := DefaultSettings()
+	many.Nodes.Count = MaxNodes + 1
 	cases := map[string]struct {
 		s    Settings
 		want string
@@ -152,7 +154,8 @@ func TestSettingsValidate(t *testing.T) {
 		"defaults":       {DefaultSettings(), ""},
 		"offset":         {Settings{Ports: DefaultPorts().Offset(20000), Nodes: DefaultSettings().Nodes}, ""},
 		"duplicate port": {dup, "ports gantry-webhook and kueue-webhook are both 9443"},
-		"no nodes":       {zero, "nodes: 0, want at least 1"},
+		"no nodes":       {zero, "nodes: 0, want 1 to 3072"},
+		"too many nodes": {many, "nodes: 3073, want 1 to 3072"},
 		"port too large": {Settings{Ports: DefaultPorts().Offset(60000), Nodes: DefaultSettings().Nodes}, "is not between 1 and 65535"},
 	}
 	for name, tc := range cases {
@@ -166,6 +169,20 @@ func TestSettingsValidate(t *testing.T) {
 				t.Errorf("Validate() = %q, want one containing %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Every node gets a pod range of its own that the apiserver accepts (a node past the 255th
+// once got 10.244.256.0/24 and the scale run could not start).
+func TestPodCIDRs(t *testing.T) {
+	cases := map[int]string{0: "10.244.0.0/24", 255: "10.244.255.0/24", 256: "10.245.0.0/24", 499: "10.245.243.0/24", MaxNodes - 1: "10.255.255.0/24"}
+	for i, want := range cases {
+		if got := podCIDR(i); got != want {
+			t.Errorf("podCIDR(%d) = %s, want %s", i, got, want)
+		}
+		if _, _, err := net.ParseCIDR(podCIDR(i)); err != nil {
+			t.Errorf("podCIDR(%d): %v", i, err)
+		}
 	}
 }
 
