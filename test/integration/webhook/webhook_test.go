@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -57,6 +58,16 @@ var _ = ginkgo.Describe("TrainJob webhooks", func() {
 	ginkgo.It("accepts a valid TrainJob and stamps its runtime patches", func() {
 		tj := job("ok").RuntimePatches(patch(trainer.RuntimePatchManagerSDK, "a")).Obj()
 		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Expect(tj.Spec.RuntimePatches[0].Time).NotTo(gomega.BeNil())
+	})
+
+	ginkgo.It("is asked to default only the TrainJobs that have runtime patches (matchConditions)", func() {
+		before := defaulterCalls()
+		gomega.Expect(k8sClient.Create(ctx, job("plain").Obj())).To(gomega.Succeed())
+		gomega.Expect(defaulterCalls()).To(gomega.Equal(before), "the apiserver called the defaulter for a TrainJob without patches")
+		tj := job("patched").RuntimePatches(patch(trainer.RuntimePatchManagerSDK, "a")).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		gomega.Expect(defaulterCalls()).To(gomega.Equal(before + 1))
 		gomega.Expect(tj.Spec.RuntimePatches[0].Time).NotTo(gomega.BeNil())
 	})
 
@@ -177,3 +188,24 @@ var _ = ginkgo.Describe("Runtime webhooks", func() {
 		gomega.Expect(k8sClient.Delete(ctx, skipped)).To(gomega.Succeed())
 	})
 })
+
+// defaulterCalls is how many requests the manager's TrainJob defaulter has served, from
+// controller-runtime's webhook metrics in this process.
+func defaulterCalls() float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_webhook_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "webhook" && l.GetValue() == "/mutate-trainer-kubeflow-org-v1alpha1-trainjob" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
