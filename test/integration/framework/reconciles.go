@@ -32,17 +32,23 @@ import (
 // controller-runtime's metrics registry is global, so it counts every in-process manager's; a
 // suite runs one at a time. It fits Eventually and Consistently as it is.
 func TrainJobReconciles() float64 {
+	// The name internal/controller gives the TrainJob controller.
+	return CounterSum("controller_runtime_reconcile_total", "controller", "trainjob_controller")
+}
+
+// CounterSum adds up the series of the counter name, in this process's controller-runtime
+// metrics registry, whose label is value.
+func CounterSum(name, label, value string) float64 {
 	families, err := ctrlmetrics.Registry.Gather()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	total := 0.0
 	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				// The name internal/controller gives the TrainJob controller.
-				if l.GetName() == "controller" && l.GetValue() == "trainjob_controller" {
+				if l.GetName() == label && l.GetValue() == value {
 					total += m.GetCounter().GetValue()
 				}
 			}

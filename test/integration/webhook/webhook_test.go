@@ -23,11 +23,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	fwk "github.com/gantry-ml/gantry/test/integration/framework"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
@@ -192,20 +192,5 @@ var _ = ginkgo.Describe("Runtime webhooks", func() {
 // defaulterCalls is how many requests the manager's TrainJob defaulter has served, from
 // controller-runtime's webhook metrics in this process.
 func defaulterCalls() float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_webhook_requests_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "webhook" && l.GetValue() == "/mutate-trainer-kubeflow-org-v1alpha1-trainjob" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
+	return fwk.CounterSum("controller_runtime_webhook_requests_total", "webhook", "/mutate-trainer-kubeflow-org-v1alpha1-trainjob")
 }
