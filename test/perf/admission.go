@@ -70,6 +70,7 @@ func (cp *controlPlane) apiMetrics(ctx context.Context) (metrics, error) {
 // from the apiserver's metrics and from the manager's (served*; nil when not scraped).
 func admissionLatencies(before, after, servedBefore, servedAfter metrics) []AdmissionLatency {
 	var out []AdmissionLatency
+	served := bucketDelta(histograms(servedBefore, servedMetric, servedWebhook), histograms(servedAfter, servedMetric, servedWebhook))
 	for key, buckets := range bucketDelta(histograms(before, admissionMetric, apiserverWebhook), histograms(after, admissionMetric, apiserverWebhook)) {
 		calls := buckets[len(buckets)-1].count
 		if calls == 0 {
@@ -77,8 +78,8 @@ func admissionLatencies(before, after, servedBefore, servedAfter metrics) []Admi
 		}
 		a := AdmissionLatency{Webhook: key[0], Type: key[1], Calls: calls,
 			P50Ms: 1000 * quantile(0.5, buckets), P99Ms: 1000 * quantile(0.99, buckets)}
-		if served, ok := bucketDelta(histograms(servedBefore, servedMetric, servedWebhook), histograms(servedAfter, servedMetric, servedWebhook))[[2]string{"", key[1]}]; ok {
-			a.ServedP50Ms, a.ServedP99Ms = 1000*quantile(0.5, served), 1000*quantile(0.99, served)
+		if s, ok := served[[2]string{"", key[1]}]; ok {
+			a.ServedP50Ms, a.ServedP99Ms = 1000*quantile(0.5, s), 1000*quantile(0.99, s)
 		}
 		out = append(out, a)
 	}
