@@ -79,18 +79,23 @@ func run() error {
 	}
 	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
 	defer cancel()
-	opts := config.Options(cfg, s, certDir)
+	// One loader of the serving certificate for the webhook and status servers.
+	pair := cert.NewPair(certDir)
+	opts := config.Options(cfg, s, pair)
 	opts.PprofBindAddress = pprofAddr
 	mgr, err := newManager(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
 
-	certsReady, err := setupCertificates(ctx, mgr, cfg, s, certDir)
+	if err := mgr.Add(pair); err != nil {
+		return err
+	}
+	certsReady, err := setupCertificates(ctx, mgr, cfg, s, certDir, pair)
 	if err != nil {
 		return err
 	}
-	status, err := setupStatusServer(mgr, cfg, s, certDir)
+	status, err := setupStatusServer(mgr, cfg, s, pair)
 	if err != nil {
 		return fmt.Errorf("setting up the status server: %w", err)
 	}
@@ -161,13 +166,11 @@ func newManager(ctx context.Context, cfg *configapi.Configuration, opts ctrl.Opt
 }
 
 // setupCertificates adds in-process certificate rotation when certManagement is enabled. The
-// returned channel closes once the serving certificate is on disk (at once when certificates are
-// provided externally).
-func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (chan struct{}, error) {
-	certsReady := make(chan struct{})
+// returned channel closes once the serving certificate is loaded from disk and, with rotation,
+// its CA is in the webhook configurations.
+func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string, pair *cert.Pair) (<-chan struct{}, error) {
 	if !*cfg.CertManagement.Enable {
-		close(certsReady)
-		return certsReady, nil
+		return pair.Loaded(), nil
 	}
 	namespace := cert.OperatorNamespace()
 	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: s})
@@ -179,12 +182,13 @@ func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Con
 	}); err != nil {
 		return nil, err
 	}
+	rotated := make(chan struct{})
 	err = cert.AddRotator(mgr, cert.Options{
 		Namespace:   namespace,
 		ServiceName: cfg.CertManagement.WebhookServiceName,
 		SecretName:  cfg.CertManagement.WebhookSecretName,
 		CertDir:     certDir,
-	}, certsReady)
+	}, rotated)
 	if err != nil {
 		return nil, fmt.Errorf("setting up certificate rotation: %w", err)
 	}
@@ -194,7 +198,7 @@ func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Con
 		Dir:    certDir,
 		Period: 2 * time.Second,
 	})
-	return certsReady, err
+	return cert.AllClosed(ctx, rotated, pair.Loaded()), err
 }
 
 func setupAfterCerts(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}, status *statusServer) error {

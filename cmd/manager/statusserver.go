@@ -49,7 +49,7 @@ type statusServer struct {
 // setupStatusServer prepares the status server when the TrainJobStatus gate is on (nil
 // otherwise): the cache of the CA Secret, the token verifier, the server's own rate-limited
 // client (whose limits are also the server's write budget) and its probes. The server itself is added once the certificates exist.
-func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string) (*statusServer, error) {
+func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, pair *cert.Pair) (*statusServer, error) {
 	if !features.Enabled(features.TrainJobStatus) {
 		return nil, nil
 	}
@@ -75,10 +75,10 @@ func setupStatusServer(mgr ctrl.Manager, cfg *configapi.Configuration, s *apirun
 		return nil, fmt.Errorf("creating the status server's client: %w", err)
 	}
 	srv, err := statusserver.New(statusserver.Options{
-		Addr:     fmt.Sprintf(":%d", *cfg.StatusServer.Port),
-		CertDir:  certDir,
-		TLSOpts:  []func(*tls.Config){config.TLSConfig(cfg.TLS)},
-		Verifier: verifier,
+		Addr:           fmt.Sprintf(":%d", *cfg.StatusServer.Port),
+		GetCertificate: pair.GetCertificate,
+		TLSOpts:        []func(*tls.Config){config.TLSConfig(cfg.TLS)},
+		Verifier:       verifier,
 		// Tokens are checked against the TrainJob in the manager's cache (every replica has
 		// one): a report costs one write and no read.
 		Applier: &statusserver.ClientApplier{Client: c, Reader: mgr.GetClient()},

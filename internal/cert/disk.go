@@ -78,7 +78,8 @@ func (d *DiskSync) sync(ctx context.Context) error {
 		if err := os.MkdirAll(d.Dir, 0o700); err != nil {
 			return err
 		}
-		// Write then rename, so the webhook server never reads half a file.
+		// Write then rename, so no reader sees half a file. The pair is still replaced one file
+		// at a time; Pair waits for the files to agree.
 		tmp := path + ".tmp"
 		if err := os.WriteFile(tmp, data, 0o600); err != nil {
 			return err

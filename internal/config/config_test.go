@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cert"
 )
 
 func write(t *testing.T, content string) string {
@@ -138,10 +139,16 @@ clientConnection: {qps: 200, burst: 400}
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options(cfg, nil, "/certs")
+	o := Options(cfg, nil, cert.NewPair("/certs"))
 	webhookOpts := o.WebhookServer.(*webhook.DefaultServer).Options
+	webhookTLS := &tls.Config{}
+	for _, opt := range webhookOpts.TLSOpts {
+		opt(webhookTLS)
+	}
+	_, servedErr := webhookTLS.GetCertificate(nil)
 	got := map[string]any{
-		"webhook":       fmt.Sprintf("%s:%d %s", webhookOpts.Host, webhookOpts.Port, webhookOpts.CertDir),
+		"webhook":       fmt.Sprintf("%s:%d", webhookOpts.Host, webhookOpts.Port),
+		"webhookCert":   servedErr.Error(),
 		"metrics":       o.Metrics.BindAddress,
 		"secure":        o.Metrics.SecureServing,
 		"health":        o.HealthProbeBindAddress,
@@ -156,7 +163,8 @@ clientConnection: {qps: 200, burst: 400}
 		"shutdown":      o.GracefulShutdownTimeout.String(),
 	}
 	want := map[string]any{
-		"webhook": "127.0.0.1:9999 /certs",
+		// The shared cert.Pair, not yet started.
+		"webhook": "127.0.0.1:9999", "webhookCert": "the serving certificate is not loaded yet",
 		"metrics": ":9090", "secure": false, "health": ":9091", "ready": "/ready", "live": "/alive",
 		"leaderElect": true, "leaseID": "gantry", "leaseNS": "ops", "leaseDuration": "30s",
 		"concurrency": map[string]int{"TrainJob.trainer.kubeflow.org": 5, "TrainingRuntime.trainer.kubeflow.org": 1},
@@ -185,7 +193,7 @@ func TestOptionsLeaseNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options(cfg, nil, "/certs")
+	o := Options(cfg, nil, cert.NewPair("/certs"))
 	if diff := cmp.Diff([]any{true, "kubeflow-system"}, []any{o.LeaderElection, o.LeaderElectionNamespace}); diff != "" {
 		t.Errorf("leader election and its namespace (-want,+got):\n%s", diff)
 	}

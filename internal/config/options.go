@@ -61,9 +61,9 @@ const GracefulShutdownTimeout = 15 * time.Second
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// Options turns a defaulted, valid Configuration into manager options; the webhook server reads
-// its certificate from certDir.
-func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, certDir string) ctrl.Options {
+// Options turns a defaulted, valid Configuration into manager options; the webhook server serves
+// the certificate of pair, which the caller starts.
+func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, pair *cert.Pair) ctrl.Options {
 	tlsOpts := []func(*tls.Config){TLSConfig(cfg.TLS)}
 	metrics := metricsserver.Options{
 		BindAddress:   cfg.Metrics.BindAddress,
@@ -92,8 +92,7 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, certDir strin
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    int(*cfg.Webhook.Port),
 			Host:    *cfg.Webhook.Host,
-			CertDir: certDir,
-			TLSOpts: tlsOpts,
+			TLSOpts: append([]func(*tls.Config){pair.TLSOpt}, tlsOpts...),
 		}),
 		Controller: ctrlconfig.Controller{
 			GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency),

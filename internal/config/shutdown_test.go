@@ -33,6 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/gantry-ml/gantry/internal/cert"
 )
 
 // stopBound is how long a controller with Gantry's options may take to stop once cancelled while
@@ -51,7 +53,7 @@ func TestControllerStopsWithABusyQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options(cfg, nil, t.TempDir())
+	opts := Options(cfg, nil, cert.NewPair(t.TempDir()))
 	opts.Metrics.BindAddress = "0"
 	opts.HealthProbeBindAddress = "0"
 	opts.LeaderElection = false

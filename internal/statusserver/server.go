@@ -28,16 +28,16 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/gantry-ml/gantry/internal/cert"
 )
 
 // Timeouts and limits of the server. A request's API work is bounded below the write timeout, so
@@ -65,6 +65,9 @@ type Options struct {
 	// CertDir holds tls.crt and tls.key, the serving certificate; changes are picked up without
 	// a restart.
 	CertDir string
+	// GetCertificate, when set, serves the certificate instead of CertDir: the manager shares
+	// one cert.Pair between its servers.
+	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// TLSOpts adjust the TLS configuration (minimum version, cipher suites, ALPN).
 	TLSOpts []func(*tls.Config)
 	// Verifier checks the callers' tokens.
@@ -112,20 +115,27 @@ func (*Server) NeedLeaderElection() bool { return false }
 // Start serves until ctx ends, then drains for up to the write timeout.
 func (s *Server) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("status-server")
-	watcher, err := certwatcher.New(filepath.Join(s.opts.CertDir, "tls.crt"), filepath.Join(s.opts.CertDir, "tls.key"))
-	if err != nil {
-		return fmt.Errorf("loading the status server certificate: %w", err)
-	}
-	go func() {
-		if err := watcher.Start(ctx); err != nil {
-			log.Error(err, "Watching the status server certificate")
+	getCertificate := s.opts.GetCertificate
+	if getCertificate == nil {
+		pair := cert.NewPair(s.opts.CertDir)
+		go func() {
+			if err := pair.Start(ctx); err != nil {
+				log.Error(err, "Watching the status server certificate")
+			}
+		}()
+		select {
+		case <-pair.Loaded():
+		case <-ctx.Done():
+			return nil
 		}
-	}()
-	cfg := &tls.Config{GetCertificate: watcher.GetCertificate, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+		getCertificate = pair.GetCertificate
+	}
+	cfg := &tls.Config{GetCertificate: getCertificate, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	for _, o := range s.opts.TLSOpts {
 		o(cfg)
 	}
 	ln := s.opts.Listener
+	var err error
 	if ln == nil {
 		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", s.opts.Addr); err != nil {
 			return fmt.Errorf("listening for status requests: %w", err)

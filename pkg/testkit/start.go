@@ -36,6 +36,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/config"
 	"github.com/gantry-ml/gantry/internal/controller"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
@@ -154,7 +155,7 @@ func newManager(env *envtest.Environment, setup func(manager.Manager) error) (ma
 		return nil, err
 	}
 	wh := env.WebhookInstallOptions
-	opts := config.Options(cfg, s, wh.LocalServingCertDir)
+	opts := config.Options(cfg, s, cert.NewPair(wh.LocalServingCertDir))
 	opts.LeaderElection = false
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	opts.HealthProbeBindAddress = "0"

@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The Gantry Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cert
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type pemPair struct{ cert, key []byte }
+
+func selfSigned(t *testing.T, cn string) pemPair {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pemPair{
+		cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		key:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPairWaitsForMatchingFiles: the first read of a directory whose files are missing or apart
+// (a certificate written beside the previous key) waits for them to agree instead of failing.
+func TestPairWaitsForMatchingFiles(t *testing.T) {
+	a, b := selfSigned(t, "a"), selfSigned(t, "b")
+	cases := map[string]struct {
+		initial *pemPair // nil: no files yet
+		then    pemPair
+		want    string
+	}{
+		"a matching pair":                   {initial: &a, want: "a"},
+		"no files yet":                      {then: a, want: "a"},
+		"a certificate ahead of its key":    {initial: &pemPair{cert: b.cert, key: a.key}, then: b, want: "b"},
+		"a key ahead of its certificate":    {initial: &pemPair{cert: a.cert, key: b.key}, then: b, want: "b"},
+		"a certificate beside an empty key": {initial: &pemPair{cert: a.cert, key: []byte{}}, then: a, want: "a"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.initial != nil {
+				writeFile(t, filepath.Join(dir, "tls.crt"), tc.initial.cert)
+				writeFile(t, filepath.Join(dir, "tls.key"), tc.initial.key)
+			}
+			p := NewPair(dir)
+			p.retry = 10 * time.Millisecond
+			failed := make(chan struct{}, 1)
+			p.failed = func(error) {
+				select {
+				case failed <- struct{}{}:
+				default:
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done, stopped := make(chan error, 1), make(chan struct{})
+			go func() {
+				defer close(stopped)
+				done <- p.Start(ctx)
+			}()
+			t.Cleanup(func() {
+				cancel()
+				<-stopped
+			})
+			if tc.then.cert != nil {
+				select {
+				case <-failed:
+				case <-p.Loaded():
+					t.Fatal("loaded a pair that does not agree")
+				case err := <-done:
+					t.Fatalf("Start returned before the files agreed: %v", err)
+				case <-time.After(10 * time.Second):
+					t.Fatal("no first read")
+				}
+				if _, err := p.GetCertificate(nil); err == nil {
+					t.Error("a certificate was served before the files agreed")
+				}
+				writeFile(t, filepath.Join(dir, "tls.crt"), tc.then.cert)
+				writeFile(t, filepath.Join(dir, "tls.key"), tc.then.key)
+			}
+			select {
+			case <-p.Loaded():
+			case err := <-done:
+				t.Fatalf("Start returned before the files agreed: %v", err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the pair never loaded")
+			}
+			got, err := p.GetCertificate(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaf, err := x509.ParseCertificate(got.Certificate[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, leaf.Subject.CommonName); diff != "" {
+				t.Errorf("served certificate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
