@@ -254,6 +254,10 @@ bench-scale: ## The scale run on a local cluster: SCALE_N TrainJobs (default 10,
 	$(TOOLCHAIN) cluster kustomize
 	go run ./test/perf -scale -n $(SCALE_N) -wave $(SCALE_WAVE) -kwok-nodes $(SCALE_NODES) -parallel $(BENCH_PARALLEL) -timeout 60m -out $(SCALE_OUT) $(SCALE_FLAGS)
 
+.PHONY: bench-cache
+bench-cache: ## Bytes the manager's cache holds per settled TrainJob (its TrainJob, JobSet and runtime snapshot, decoded and trimmed as the informers do): seconds, where the scale run takes an hour.
+	go test ./internal/config -run '^$$' -bench CachedSettledTrainJob -benchtime 5x
+
 .PHONY: bench-smoke
 bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings.
 	go run ./test/perf -n 50 -parallel 5 -unrelated 500 -out _output/bench-smoke

@@ -17,6 +17,9 @@ limitations under the License.
 package config
 
 import (
+	"strings"
+	"sync"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +27,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/gantry-ml/gantry/internal/apply"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 var stripManagedFields = cache.TransformStripManagedFields()
@@ -31,7 +35,7 @@ var stripManagedFields = cache.TransformStripManagedFields()
 // trim is the cache transform of every kind: it drops managedFields and the copy of the whole
 // object kubectl apply keeps in an annotation, which nothing reads (a TrainJob or runtime applied
 // with kubectl would otherwise be cached twice over), and the Job templates of running JobSets
-// (trimRunningJobSet).
+// (trimRunningJobSet); runtime snapshots share their data (shareSnapshot).
 func trim(in any) (any, error) {
 	if obj, ok := in.(metav1.Object); ok {
 		if a := obj.GetAnnotations(); a != nil {
@@ -43,8 +47,11 @@ func trim(in any) (any, error) {
 			}
 		}
 	}
-	if js, ok := in.(*jobsetv1alpha2.JobSet); ok {
-		return trimRunningJobSet(js)
+	switch obj := in.(type) {
+	case *jobsetv1alpha2.JobSet:
+		return trimRunningJobSet(obj)
+	case *corev1.ConfigMap:
+		shareSnapshot(obj)
 	}
 	return stripManagedFields(in)
 }
@@ -61,6 +68,10 @@ func trimRunningJobSet(js *jobsetv1alpha2.JobSet) (any, error) {
 	if apply.Suspended(js) {
 		return js, nil
 	}
+	if apply.Finished(js) {
+		apply.CompactFinished(js)
+		return js, nil
+	}
 	for i := range js.Spec.ReplicatedJobs {
 		t := &js.Spec.ReplicatedJobs[i].Template
 		*t = batchv1.JobTemplateSpec{
@@ -69,4 +80,44 @@ func trimRunningJobSet(js *jobsetv1alpha2.JobSet) (any, error) {
 		}
 	}
 	return js, nil
+}
+
+// internTable hands out one copy of equal strings. It is bounded: when full it starts over, so
+// values shared before stay shared and valid, and nothing grows without limit.
+type internTable struct {
+	mu     sync.Mutex
+	max    int
+	values map[string]string
+}
+
+func newInternTable(max int) *internTable {
+	return &internTable{max: max, values: map[string]string{}}
+}
+
+func (t *internTable) intern(s string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v, ok := t.values[s]; ok {
+		return v
+	}
+	if len(t.values) >= t.max {
+		clear(t.values)
+	}
+	t.values[s] = s
+	return s
+}
+
+// snapshotData shares the data of runtime snapshots: every TrainJob of one runtime version
+// freezes the same runtime, about 1.2 KiB of YAML that the cache would otherwise hold once per
+// TrainJob, finished ones included. A platform has tens of runtimes, each edited now and then.
+var snapshotData = newInternTable(256)
+
+// shareSnapshot points a snapshot ConfigMap's data at the shared copies.
+func shareSnapshot(cm *corev1.ConfigMap) {
+	if !strings.HasSuffix(cm.Name, ref.SnapshotSuffix) {
+		return
+	}
+	for k, v := range cm.Data {
+		cm.Data[k] = snapshotData.intern(v)
+	}
 }

@@ -17,7 +17,10 @@ limitations under the License.
 package config
 
 import (
+	"maps"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -25,6 +28,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/gantry-ml/gantry/internal/apply"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 func TestTrim(t *testing.T) {
@@ -46,9 +52,36 @@ func TestTrim(t *testing.T) {
 	sizeOnly := batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](4)}}
 	managed := []metav1.ManagedFieldsEntry{{Manager: "trainer", Operation: metav1.ManagedFieldsOperationApply}}
+	finished := func(condition string, suspend *bool) *jobsetv1alpha2.JobSet {
+		js := jobSet(suspend, template, managed)
+		js.Status.Conditions = []metav1.Condition{{Type: condition, Status: metav1.ConditionTrue}}
+		return js
+	}
+	// What is left of a finished JobSet: metadata, status, and the node job's size for the scale.
+	compact := func(condition string) *jobsetv1alpha2.JobSet {
+		js := finished(condition, nil)
+		js.ManagedFields = nil
+		js.Spec.ReplicatedJobs = nil
+		js.Annotations = map[string]string{apply.CachedNodeParallelismAnnotation: "4"}
+		return js
+	}
+	suspendedDone := finished(string(jobsetv1alpha2.JobSetCompleted), ptr.To(true))
+	suspendedDone.ManagedFields = nil
 	cases := map[string]struct {
 		in, want any
 	}{
+		"completed: replicated jobs dropped, the node job's parallelism kept": {
+			in:   finished(string(jobsetv1alpha2.JobSetCompleted), nil),
+			want: compact(string(jobsetv1alpha2.JobSetCompleted)),
+		},
+		"failed: as completed": {
+			in:   finished(string(jobsetv1alpha2.JobSetFailed), nil),
+			want: compact(string(jobsetv1alpha2.JobSetFailed)),
+		},
+		"finished but suspended: templates kept for the up-to-date check": {
+			in:   finished(string(jobsetv1alpha2.JobSetCompleted), ptr.To(true)),
+			want: suspendedDone,
+		},
 		"running: templates but their labels and size, and managedFields dropped, the rest kept": {
 			in:   jobSet(nil, template, managed),
 			want: jobSet(nil, sizeOnly, nil),
@@ -85,5 +118,64 @@ func TestTrim(t *testing.T) {
 				t.Errorf("trim (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTrimSharesSnapshotBodies: every TrainJob of one runtime version freezes the same runtime, so
+// the cache keeps one copy of a snapshot's data, not one per TrainJob; other ConfigMaps keep their own.
+func TestTrimSharesSnapshotBodies(t *testing.T) {
+	snapshot := func(name, body string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + ref.SnapshotSuffix},
+			Data: map[string]string{ref.SnapshotKey: strings.Clone(body), ref.SnapshotKnobsKey: strings.Clone(`{"a":"b"}`)}}
+	}
+	other := func(name, body string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{ref.SnapshotKey: strings.Clone(body)}}
+	}
+	cases := map[string]struct {
+		a, b       *corev1.ConfigMap
+		wantShared bool
+	}{
+		"two snapshots of one runtime":      {a: snapshot("a", "kind: ClusterTrainingRuntime"), b: snapshot("b", "kind: ClusterTrainingRuntime"), wantShared: true},
+		"snapshots of two runtimes":         {a: snapshot("a", "kind: ClusterTrainingRuntime"), b: snapshot("b", "kind: TrainingRuntime")},
+		"ConfigMaps that are not snapshots": {a: other("a", "kind: ClusterTrainingRuntime"), b: other("b", "kind: ClusterTrainingRuntime")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			want := []map[string]string{maps.Clone(tc.a.Data), maps.Clone(tc.b.Data)}
+			var got []*corev1.ConfigMap
+			for _, cm := range []*corev1.ConfigMap{tc.a, tc.b} {
+				out, err := trim(cm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, out.(*corev1.ConfigMap))
+			}
+			if diff := cmp.Diff(want, []map[string]string{got[0].Data, got[1].Data}); diff != "" {
+				t.Errorf("data (-want,+got):\n%s", diff)
+			}
+			shared := unsafe.StringData(got[0].Data[ref.SnapshotKey]) == unsafe.StringData(got[1].Data[ref.SnapshotKey])
+			if shared != tc.wantShared {
+				t.Errorf("the two bodies share memory: %v, want %v", shared, tc.wantShared)
+			}
+		})
+	}
+}
+
+// TestInternBounded: the table of shared values empties itself when full, so runtimes that change
+// all the time cannot grow it; values already shared stay valid.
+func TestInternBounded(t *testing.T) {
+	table := newInternTable(2)
+	first := table.intern(strings.Clone("one"))
+	table.intern("two")
+	table.intern("three") // full: starts over
+	if got := len(table.values); got > 2 {
+		t.Fatalf("the table holds %d values, want at most 2", got)
+	}
+	again := table.intern(strings.Clone("one"))
+	if diff := cmp.Diff("one", again); diff != "" {
+		t.Errorf("intern (-want,+got):\n%s", diff)
+	}
+	if first != "one" {
+		t.Errorf("a value shared before the table emptied changed: %q", first)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,12 +77,7 @@ func (s *scope) jobSetDeleted() bool {
 	if s.jobSetGone {
 		return true
 	}
-	return s.jobSet != nil && !s.jobSet.DeletionTimestamp.IsZero() && !jobSetFinished(s.jobSet)
-}
-
-func jobSetFinished(js *jobsetv1alpha2.JobSet) bool {
-	return apimeta.IsStatusConditionTrue(js.Status.Conditions, string(jobsetv1alpha2.JobSetCompleted)) ||
-		apimeta.IsStatusConditionTrue(js.Status.Conditions, string(jobsetv1alpha2.JobSetFailed))
+	return s.jobSet != nil && !s.jobSet.DeletionTimestamp.IsZero() && !apply.Finished(s.jobSet)
 }
 
 // afterFinish runs once the status is written. For a TrainJob the cache already holds as finished

@@ -29,12 +29,10 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/knobs"
 )
@@ -77,14 +75,14 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 	if len(errs) > 0 || elastic == nil || elastic.Target == nil {
 		return nil // the webhook refuses these; nothing to follow
 	}
-	index, current := nodeJob(js)
+	index, current, found := apply.NodeJob(js)
 	target := *elastic.Target
-	if index < 0 || current == target {
+	if !found || current == target {
 		return nil
 	}
 	from := fmt.Sprintf("from %d to %d nodes", current, target)
 	switch {
-	case isFinished(s.status) || jobSetFinished(js):
+	case isFinished(s.status) || apply.Finished(js):
 		s.setScaled(metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
 		return nil
 	case s.tj.Labels[kueueQueueLabel] != "":
@@ -110,16 +108,6 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 		s.scaleErr = fmt.Errorf("scaling the JobSet %s: %w", from, err)
 	}
 	return nil
-}
-
-// nodeJob finds the trainer's replicated job and its parallelism; -1 when there is none.
-func nodeJob(js *jobsetv1alpha2.JobSet) (int, int32) {
-	for i, rj := range js.Spec.ReplicatedJobs {
-		if rj.Template.Labels[trainer.AncestorLabel] == trainer.AncestorTrainer {
-			return i, ptr.Deref(rj.Template.Spec.Parallelism, 1)
-		}
-	}
-	return -1, 0
 }
 
 // scalePatch changes the parallelism and completions of replicated job index, after checking it

@@ -35,6 +35,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/scheme"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
@@ -53,6 +54,9 @@ func TestScale(t *testing.T) {
 		wantDry   int
 		wantErr   bool
 		suspended bool
+		// jobSetDone: the JobSet completed, and the scale reads it as the cache holds it
+		// (apply.CompactFinished), before the TrainJob's status says so.
+		jobSetDone bool
 	}{
 		"scales the node job":           {target: "2", wantNodes: 2, wantCond: []string{"True", ReasonScaled}, wantDry: 1},
 		"nothing to do at the target":   {target: "4", wantNodes: 4},
@@ -66,6 +70,9 @@ func TestScale(t *testing.T) {
 		"failed, retried": {target: "2", dryErr: apierrors.NewServiceUnavailable("webhook down"), wantNodes: 4,
 			wantCond: []string{"False", ReasonScaleFailed}, wantDry: 2, wantErr: true},
 		"not while suspended": {target: "2", suspended: true, wantNodes: 4},
+		"refused when the JobSet finished, as cached": {target: "2", jobSetDone: true, wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleJobSetDone}},
+		"nothing to do at the target when the JobSet finished, as cached": {target: "4", jobSetDone: true, wantNodes: 4},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -79,6 +86,9 @@ func TestScale(t *testing.T) {
 				}}}
 			js.Spec.ReplicatedJobs[1].Template.Labels = map[string]string{trainer.AncestorLabel: trainer.AncestorTrainer}
 			js.Spec.Suspend = ptr.To(tc.suspended)
+			if tc.jobSetDone {
+				js.Status.Conditions = []metav1.Condition{{Type: string(jobsetv1alpha2.JobSetCompleted), Status: metav1.ConditionTrue}}
+			}
 			sch, err := scheme.New()
 			if err != nil {
 				t.Fatal(err)
@@ -101,6 +111,12 @@ func TestScale(t *testing.T) {
 				cur := &jobsetv1alpha2.JobSet{}
 				if err := c.Get(context.Background(), client.ObjectKeyFromObject(js), cur); err != nil {
 					t.Fatal(err)
+				}
+				if tc.jobSetDone {
+					apply.CompactFinished(cur)
+					if cur.Spec.ReplicatedJobs != nil {
+						t.Fatal("the cache's copy of a finished JobSet keeps its replicated jobs")
+					}
 				}
 				s := &scope{tj: tj, status: tj.Status.DeepCopy(), now: metav1.Now(), jobSet: cur}
 				if tc.finished {
