@@ -18,43 +18,34 @@ package cert
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
 type pemPair struct{ cert, key []byte }
 
-func selfSigned(t *testing.T, cn string) pemPair {
+// servingPair is a serving certificate from ca and its key, and the certificate's serial number.
+func servingPair(t *testing.T, ca *utiltesting.TestCA) (pemPair, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	dir := t.TempDir()
+	serial, err := ca.WriteServingCert(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
+	var p pemPair
+	for path, into := range map[string]*[]byte{"tls.crt": &p.cert, "tls.key": &p.key} {
+		if *into, err = os.ReadFile(filepath.Join(dir, path)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pemPair{
-		cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		key:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-	}
+	return p, serial.String()
 }
 
 func writeFile(t *testing.T, path string, data []byte) {
@@ -67,17 +58,22 @@ func writeFile(t *testing.T, path string, data []byte) {
 // TestPairWaitsForMatchingFiles: the first read of a directory whose files are missing or apart
 // (a certificate written beside the previous key) waits for them to agree instead of failing.
 func TestPairWaitsForMatchingFiles(t *testing.T) {
-	a, b := selfSigned(t, "a"), selfSigned(t, "b")
+	ca, err := utiltesting.NewTestCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, serialA := servingPair(t, ca)
+	b, serialB := servingPair(t, ca)
 	cases := map[string]struct {
 		initial *pemPair // nil: no files yet
 		then    pemPair
-		want    string
+		want    string // the served certificate's serial number
 	}{
-		"a matching pair":                   {initial: &a, want: "a"},
-		"no files yet":                      {then: a, want: "a"},
-		"a certificate ahead of its key":    {initial: &pemPair{cert: b.cert, key: a.key}, then: b, want: "b"},
-		"a key ahead of its certificate":    {initial: &pemPair{cert: a.cert, key: b.key}, then: b, want: "b"},
-		"a certificate beside an empty key": {initial: &pemPair{cert: a.cert, key: []byte{}}, then: a, want: "a"},
+		"a matching pair":                   {initial: &a, want: serialA},
+		"no files yet":                      {then: a, want: serialA},
+		"a certificate ahead of its key":    {initial: &pemPair{cert: b.cert, key: a.key}, then: b, want: serialB},
+		"a key ahead of its certificate":    {initial: &pemPair{cert: a.cert, key: b.key}, then: b, want: serialB},
+		"a certificate beside an empty key": {initial: &pemPair{cert: a.cert, key: []byte{}}, then: a, want: serialA},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -136,7 +132,7 @@ func TestPairWaitsForMatchingFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, leaf.Subject.CommonName); diff != "" {
+			if diff := cmp.Diff(tc.want, leaf.SerialNumber.String()); diff != "" {
 				t.Errorf("served certificate (-want +got):\n%s", diff)
 			}
 		})
