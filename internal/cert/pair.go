@@ -39,10 +39,12 @@ import (
 // its first read finds them apart, and a server started on it exits the process. Pair makes that
 // first read wait until the files agree.
 type Pair struct {
-	dir     string
-	retry   time.Duration
-	watcher atomic.Pointer[certwatcher.CertWatcher]
-	loaded  chan struct{}
+	dir   string
+	retry time.Duration
+	// tellAfter is how long the first read may wait before the reason is logged at Info.
+	tellAfter time.Duration
+	watcher   atomic.Pointer[certwatcher.CertWatcher]
+	loaded    chan struct{}
 	// failed is told of each first read that did not load, for tests.
 	failed func(error)
 }
@@ -51,7 +53,7 @@ var _ manager.LeaderElectionRunnable = (*Pair)(nil)
 
 // NewPair reads tls.crt and tls.key in dir once started.
 func NewPair(dir string) *Pair {
-	return &Pair{dir: dir, retry: 200 * time.Millisecond, loaded: make(chan struct{}), failed: func(error) {}}
+	return &Pair{dir: dir, retry: 200 * time.Millisecond, tellAfter: 30 * time.Second, loaded: make(chan struct{}), failed: func(error) {}}
 }
 
 // NeedLeaderElection is false: every replica serves.
@@ -76,18 +78,25 @@ func (p *Pair) TLSOpt(cfg *tls.Config) { cfg.GetCertificate = p.GetCertificate }
 func (p *Pair) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("serving-certificate").WithValues("dir", p.dir)
 	var w *certwatcher.CertWatcher
-	waited := false
+	waited, told, since := false, false, time.Now()
 	err := wait.PollUntilContextCancel(ctx, p.retry, true, func(context.Context) (bool, error) {
 		var err error
 		w, err = certwatcher.New(filepath.Join(p.dir, corev1.TLSCertKey), filepath.Join(p.dir, corev1.TLSPrivateKeyKey))
-		if err != nil {
-			if !waited {
-				log.V(1).Info("Waiting for a matching certificate and key", "reason", err.Error())
-			}
-			waited = true
-			p.failed(err)
+		if err == nil {
+			return true, nil
 		}
-		return err == nil, nil
+		switch {
+		case !waited:
+			// Usual while the rotator writes the first certificate.
+			log.V(1).Info("Waiting for a matching certificate and key", "reason", err.Error())
+		case !told && time.Since(since) >= p.tellAfter:
+			// Not usual: said once, as the manager stays unready meanwhile.
+			log.Info("Still no matching certificate and key; the webhooks and controllers wait for them", "reason", err.Error())
+			told = true
+		}
+		waited = true
+		p.failed(err)
+		return false, nil
 	})
 	if err != nil {
 		return nil // ctx ended before the files agreed: nothing was served.

@@ -21,10 +21,14 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
@@ -136,5 +140,46 @@ func TestPairWaitsForMatchingFiles(t *testing.T) {
 				t.Errorf("served certificate (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPairTellsOnce: a directory whose files never agree is said at Info once, with the reason,
+// not at every retry.
+func TestPairTellsOnce(t *testing.T) {
+	p := NewPair(t.TempDir())
+	p.retry, p.tellAfter = time.Millisecond, 0
+	attempts := make(chan struct{}, 100)
+	p.failed = func(error) {
+		select {
+		case attempts <- struct{}{}:
+		default:
+		}
+	}
+	var mu sync.Mutex
+	var infos []string
+	log := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		infos = append(infos, args)
+	}, funcr.Options{Verbosity: 0})
+	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), log))
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = p.Start(ctx)
+	}()
+	for range 10 {
+		select {
+		case <-attempts:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no retries")
+		}
+	}
+	cancel()
+	<-stopped
+	mu.Lock()
+	defer mu.Unlock()
+	if len(infos) != 1 || !strings.Contains(infos[0], "Still no matching certificate and key") || !strings.Contains(infos[0], "no such file or directory") {
+		t.Errorf("Info lines over 10 failed reads: %q, want one naming the reason", infos)
 	}
 }
