@@ -140,7 +140,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: sooner(requeue, ttlRequeue)}, nil
+	return ctrl.Result{RequeueAfter: sooner(sooner(requeue, ttlRequeue), s.scaleRequeue)}, nil
 }
 
 // scope is one reconcile's state: the TrainJob as read, the status being computed, and the
@@ -156,6 +156,9 @@ type scope struct {
 	buildErr   error
 	// scaleErr is a failed scale of an elastic TrainJob, retried after the status is written.
 	scaleErr error
+	// scaleRequeue asks for another look at an elastic TrainJob whose JobSet the cache does not
+	// hold yet.
+	scaleRequeue time.Duration
 	// knobs are the effective Gantry annotations, once read (TrainJobReconciler.knobs).
 	knobs  map[string]string
 	events []queuedEvent

@@ -23,12 +23,14 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -64,7 +66,18 @@ type elasticGate struct{ state atomic.Int32 }
 // condition and an event; a failure is retried (s.scaleErr) after the status is written.
 func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 	js := s.jobSet
-	if _, ok := s.tj.Annotations[knobs.ElasticTargetNodes]; !ok || js == nil || !js.DeletionTimestamp.IsZero() || apply.Suspended(js) {
+	if _, ok := s.tj.Annotations[knobs.ElasticTargetNodes]; !ok {
+		return nil
+	}
+	if js == nil {
+		// Applied by this reconcile, so not in the cache yet, and its create event is not
+		// watched: decide once the cache has it.
+		if s.buildErr == nil && !isFinished(s.status) && !ptr.Deref(s.tj.Spec.Suspend, false) {
+			s.scaleRequeue = time.Second
+		}
+		return nil
+	}
+	if !js.DeletionTimestamp.IsZero() || apply.Suspended(js) {
 		return nil
 	}
 	eff, err := r.knobs(ctx, s)

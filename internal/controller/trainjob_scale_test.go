@@ -162,3 +162,41 @@ func batchJob(n int32) batchv1.JobTemplateSpec {
 func batchJobSpec(n int32) batchv1.JobSpec {
 	return batchv1.JobSpec{Parallelism: ptr.To(n), Completions: ptr.To(n)}
 }
+
+// TestScaleLooksAgainForAJobSetNotCached: a JobSet applied by this reconcile is not in the cache
+// yet, and its create event is not watched; the scale of an elastic TrainJob is decided once it
+// is, so the reconcile asks to be run again, and only while the JobSet can appear.
+func TestScaleLooksAgainForAJobSetNotCached(t *testing.T) {
+	cases := map[string]struct {
+		target    bool
+		suspended bool
+		finished  bool
+		buildErr  error
+		want      bool
+	}{
+		"an elastic TrainJob whose JobSet was just applied": {target: true, want: true},
+		"not elastic":                      {},
+		"suspended: no JobSet to wait for": {target: true, suspended: true},
+		"finished":                         {target: true, finished: true},
+		"the build failed":                 {target: true, buildErr: errors.New("no runtime")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := utiltesting.MakeTrainJobWrapper("ns", "tj").Suspend(tc.suspended)
+			if tc.target {
+				w = w.Annotation(knobs.ElasticMinNodes, "1").Annotation(knobs.ElasticMaxNodes, "4").Annotation(knobs.ElasticTargetNodes, "2")
+			}
+			tj := w.Obj()
+			s := &scope{tj: tj, status: tj.Status.DeepCopy(), now: metav1.Now(), buildErr: tc.buildErr}
+			if tc.finished {
+				s.status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
+			}
+			if err := (&TrainJobReconciler{}).scale(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, s.scaleRequeue > 0); diff != "" {
+				t.Errorf("looks again (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
