@@ -101,7 +101,7 @@ func run() error {
 	if err := mgr.Add(pair); err != nil {
 		return err
 	}
-	certsReady, err := setupCertificates(ctx, mgr, cfg, s, certDir, pair)
+	certsReady, err := setupCertificates(ctx, mgr, cfg, s, pair)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func newManager(ctx context.Context, cfg *configapi.Configuration, opts ctrl.Opt
 // setupCertificates adds in-process certificate rotation when certManagement is enabled. The
 // returned channel closes once the serving certificate is loaded from disk and, with rotation,
 // its CA is in the webhook configurations.
-func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, certDir string, pair *cert.Pair) (<-chan struct{}, error) {
+func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Configuration, s *apiruntime.Scheme, pair *cert.Pair) (<-chan struct{}, error) {
 	if !*cfg.CertManagement.Enable {
 		return pair.Loaded(), nil
 	}
@@ -197,7 +197,7 @@ func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Con
 		Namespace:   namespace,
 		ServiceName: cfg.CertManagement.WebhookServiceName,
 		SecretName:  cfg.CertManagement.WebhookSecretName,
-		CertDir:     certDir,
+		CertDir:     pair.Dir(),
 	}, rotated)
 	if err != nil {
 		return nil, fmt.Errorf("setting up certificate rotation: %w", err)
@@ -205,7 +205,7 @@ func setupCertificates(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Con
 	err = mgr.Add(&cert.DiskSync{
 		Reader: direct,
 		Secret: types.NamespacedName{Namespace: namespace, Name: cfg.CertManagement.WebhookSecretName},
-		Dir:    certDir,
+		Dir:    pair.Dir(),
 		Period: 2 * time.Second,
 	})
 	return cert.AllClosed(ctx, rotated, pair.Loaded()), err

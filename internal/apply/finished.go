@@ -23,7 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/runtime"
 )
 
 // CachedNodeParallelismAnnotation is written by the manager's cache on its copy of a finished
@@ -44,9 +44,13 @@ func Finished(js *jobsetv1alpha2.JobSet) bool {
 // of memory even without its pod template (a Job template is a large struct), the largest part of
 // a settled TrainJob in the cache. It is nothing a write could need: a running JobSet is never
 // rewritten (Writable), and one being suspended again is applied whole.
-func CompactFinished(js *jobsetv1alpha2.JobSet) {
-	if Suspended(js) || !Finished(js) || js.Spec.ReplicatedJobs == nil {
-		return
+// It reports whether js is such a JobSet.
+func CompactFinished(js *jobsetv1alpha2.JobSet) bool {
+	if Suspended(js) || !Finished(js) {
+		return false
+	}
+	if js.Spec.ReplicatedJobs == nil {
+		return true
 	}
 	if i, parallelism := nodeJobIndex(js); i >= 0 {
 		if js.Annotations == nil {
@@ -55,6 +59,7 @@ func CompactFinished(js *jobsetv1alpha2.JobSet) {
 		js.Annotations[CachedNodeParallelismAnnotation] = strconv.Itoa(int(parallelism))
 	}
 	js.Spec.ReplicatedJobs = nil
+	return true
 }
 
 // NodeJob finds the trainer's replicated job of a JobSet, as cached, and its parallelism. index
@@ -69,8 +74,8 @@ func NodeJob(js *jobsetv1alpha2.JobSet) (index int, parallelism int32, found boo
 }
 
 func nodeJobIndex(js *jobsetv1alpha2.JobSet) (int, int32) {
-	for i, rj := range js.Spec.ReplicatedJobs {
-		if rj.Template.Labels[trainer.AncestorLabel] == trainer.AncestorTrainer {
+	for i := range js.Spec.ReplicatedJobs {
+		if rj := &js.Spec.ReplicatedJobs[i]; runtime.IsTrainerJob(rj) {
 			return i, ptr.Deref(rj.Template.Spec.Parallelism, 1)
 		}
 	}

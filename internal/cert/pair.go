@@ -59,6 +59,9 @@ func NewPair(dir string) *Pair {
 // NeedLeaderElection is false: every replica serves.
 func (*Pair) NeedLeaderElection() bool { return false }
 
+// Dir is the directory the pair is read from.
+func (p *Pair) Dir() string { return p.dir }
+
 // Loaded is closed once a matching pair has been read.
 func (p *Pair) Loaded() <-chan struct{} { return p.loaded }
 

@@ -68,8 +68,7 @@ func trimRunningJobSet(js *jobsetv1alpha2.JobSet) (any, error) {
 	if apply.Suspended(js) {
 		return js, nil
 	}
-	if apply.Finished(js) {
-		apply.CompactFinished(js)
+	if apply.CompactFinished(js) {
 		return js, nil
 	}
 	for i := range js.Spec.ReplicatedJobs {
