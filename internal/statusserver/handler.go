@@ -286,9 +286,16 @@ type recorder struct {
 	reason string
 }
 
+// WriteHeader closes the connection after any refusal: an unauthenticated client (or a
+// misbehaving one) would otherwise keep its slot for the idle timeout, and a few addresses
+// repeating bad tokens would hold every slot. A valid reporter is answered 200 and keeps its
+// connection; after a rare refusal it reconnects.
 func (r *recorder) WriteHeader(code int) {
 	if r.code == 0 {
 		r.code = code
+	}
+	if code >= http.StatusBadRequest {
+		r.Header().Set("Connection", "close")
 	}
 	r.ResponseWriter.WriteHeader(code)
 }

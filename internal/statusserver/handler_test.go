@@ -288,6 +288,9 @@ func TestRateLimitPerTrainJob(t *testing.T) {
 					if status.Reason != metav1.StatusReasonTooManyRequests || status.Code != http.StatusTooManyRequests {
 						t.Errorf("429 body %+v, want reason TooManyRequests and code 429", status)
 					}
+					if c := rec.Header().Get("Connection"); c != "close" {
+						t.Errorf("429 with Connection %q, want close: the refused client's slot is freed", c)
+					}
 					got = append(got, fmt.Sprintf("429 Retry-After %s: %s", rec.Header().Get("Retry-After"), status.Message))
 				case slept > 0:
 					got = append(got, fmt.Sprintf("%d after %v", rec.Code, slept))

@@ -334,9 +334,9 @@ func TestServerCapsConnections(t *testing.T) {
 	total := kept
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i := range 8 {
+	for i := range maxConns / maxConnsPerAddr {
 		wg.Go(func() {
-			k, c := flood(fmt.Sprintf("127.0.0.%d", 3+i), maxConns/8)
+			k, c := flood(fmt.Sprintf("127.0.0.%d", 3+i), maxConnsPerAddr+8)
 			mu.Lock()
 			defer mu.Unlock()
 			total += k

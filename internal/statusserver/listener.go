@@ -25,13 +25,16 @@ import (
 // Connection caps. The server shares the manager's process and memory limit (512 MiB) with the
 // webhooks and controllers: an idle keep-alive TLS connection costs it about 50 KiB resident
 // (TestHostileLoad), so 1,024 cost about 50 MiB, while hundreds of reporting TrainJobs need one
-// each. One address may hold an eighth, so a pod cannot lock everyone else out, yet the pods of a
-// node seen from the node's address (host network, SNAT) still fit. The manager's probes come
-// from the loopback address and have slots of their own: a full server stays live and ready, and
-// its pod keeps serving webhooks.
+// each. One address may hold 32, a thirty-second of them: with 128 (an eighth), 8 pods opening
+// connections and leaving them idle held every slot and reporters were refused (issue 34); now
+// that takes 32 addresses, and each pays for it by reconnecting every 5 s (the handshake and
+// header timeout) since a refused request closes its connection. 32 still fits the reporting
+// processes of a node seen from the node's address (host network, SNAT). The manager's probes
+// come from the loopback address and have slots of their own: a full server stays live and
+// ready, and its pod keeps serving webhooks.
 const (
 	maxConns        = 1024
-	maxConnsPerAddr = 128
+	maxConnsPerAddr = 32
 	maxLocalConns   = 64
 )
 

@@ -47,14 +47,20 @@ import (
 // (a token of about 1 KiB) arrive in milliseconds. Idle keep-alive connections are closed after
 // 30 s: the SDK reports every 5 s on its connection and keeps it, one that has gone frees its
 // slot. Headers are at most 16 KiB (net/http adds 4 KiB): a projected token is 1 to 2 KiB.
-const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 10 * time.Second
-	writeTimeout      = 10 * time.Second
-	idleTimeout       = 30 * time.Second
-	requestTimeout    = 8 * time.Second
-	maxHeaderBytes    = 16 << 10
-)
+var defaultTimeouts = timeouts{
+	readHeader: 5 * time.Second,
+	read:       10 * time.Second,
+	write:      10 * time.Second,
+	idle:       30 * time.Second,
+	request:    8 * time.Second,
+}
+
+const maxHeaderBytes = 16 << 10
+
+// timeouts of the server, changed only by tests (an idle timeout of 30 s is too long to wait for).
+type timeouts struct {
+	readHeader, read, write, idle, request time.Duration
+}
 
 // Options configure the server.
 type Options struct {
@@ -79,6 +85,9 @@ type Options struct {
 	// the client's limiter until its request times out. Zero: no budget.
 	QPS   float32
 	Burst int
+
+	// timeouts, when set, replace defaultTimeouts: for tests.
+	timeouts *timeouts
 }
 
 // Server is a manager Runnable that runs on every replica.
@@ -141,12 +150,16 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("listening for status requests: %w", err)
 		}
 	}
+	to := defaultTimeouts
+	if s.opts.timeouts != nil {
+		to = *s.opts.timeouts
+	}
 	srv := &http.Server{
-		Handler:           withTimeout(newHandler(s.opts.Verifier, s.opts.Applier, log, s.opts.QPS, s.opts.Burst), requestTimeout),
-		ReadTimeout:       readTimeout,
-		ReadHeaderTimeout: readHeaderTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
+		Handler:           withTimeout(newHandler(s.opts.Verifier, s.opts.Applier, log, s.opts.QPS, s.opts.Burst), to.request),
+		ReadTimeout:       to.read,
+		ReadHeaderTimeout: to.readHeader,
+		WriteTimeout:      to.write,
+		IdleTimeout:       to.idle,
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		// TLS handshake failures (scanners, probes closing early) are not errors of the server.
@@ -158,7 +171,7 @@ func (s *Server) Start(ctx context.Context) error {
 	go func() {
 		defer close(done)
 		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		shutdown, cancel := context.WithTimeout(context.Background(), to.write)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
