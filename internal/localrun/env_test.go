@@ -114,6 +114,11 @@ func TestMountPath(t *testing.T) {
 		"--data=/data/file":            "--data=/w/volumes/sub/part/file",
 		"relative/workspace":           "relative/workspace",
 		"https://host/workspace/thing": "https://host/workspace/thing",
+		// The path as the container resolves it: what leaves the mount is not the volume's.
+		"/workspace/a/../b":              "/w/volumes/init/b",
+		"/workspace/../../../etc/passwd": "/workspace/../../../etc/passwd",
+		"--out=/workspace/../../x":       "--out=/workspace/../../x",
+		"/workspace/model/../x":          "/w/volumes/init/x",
 	}
 	for in, want := range cases {
 		if diff := cmp.Diff(want, rw.mountPath(in, c)); diff != "" {

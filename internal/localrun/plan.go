@@ -140,6 +140,11 @@ func NewPlan(objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Names and paths of the JobSet become folders and files of the workdir: what the cluster
+	// would refuse (a "../" in a name, say) is refused before any is made.
+	if err := validate(js); err != nil {
+		return nil, err
+	}
 	p := &Plan{TrainJob: js.Name, Namespace: js.Namespace, Workdir: opts.Workdir}
 	order, err := startOrder(js)
 	if err != nil {

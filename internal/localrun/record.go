@@ -80,9 +80,12 @@ type StepRecord struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
+// logsDir is the workdir's folder of step logs.
+const logsDir = "logs"
+
 // LogPath is where a step's output goes.
 func LogPath(workdir, step string) string {
-	return filepath.Join(workdir, "logs", step+".log")
+	return filepath.Join(workdir, logsDir, step+".log")
 }
 
 // ReadRecord reads workdir/run.json.
@@ -101,8 +104,10 @@ func ReadRecord(workdir string) (*Record, error) {
 // recorder keeps the record and writes it whole (a new file renamed over the old) on each change,
 // so a reader never sees half of it.
 type recorder struct {
-	mu  sync.Mutex
-	rec Record
+	mu sync.Mutex
+	// root is the workdir, through which the record is written.
+	root *os.Root
+	rec  Record
 }
 
 func (r *recorder) update(change func(*Record)) error {
@@ -113,12 +118,11 @@ func (r *recorder) update(change func(*Record)) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(r.rec.Workdir, RecordFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
+	tmp := RecordFile + ".tmp"
+	if err := r.root.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the run's record: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return r.root.Rename(tmp, RecordFile)
 }
 
 func (r *recorder) snapshot() Record {

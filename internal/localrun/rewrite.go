@@ -18,6 +18,7 @@ package localrun
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -120,11 +121,17 @@ func (rw *rewriter) mountPath(v string, c *corev1.Container) string {
 }
 
 func (rw *rewriter) mountedPath(v string, c *corev1.Container) string {
+	// The path as the container resolves it: "/data/../../etc" is not under the mount /data (it
+	// stays as written), and a rewritten path never leaves its volume's folder.
+	resolved := v
+	if hasBackstep(v) {
+		resolved = path.Clean(v)
+	}
 	var best *corev1.VolumeMount
 	for i := range c.VolumeMounts {
 		m := &c.VolumeMounts[i]
 		mp := strings.TrimSuffix(m.MountPath, "/")
-		if (v == mp || strings.HasPrefix(v, mp+"/")) && (best == nil || len(mp) > len(strings.TrimSuffix(best.MountPath, "/"))) {
+		if (resolved == mp || strings.HasPrefix(resolved, mp+"/")) && (best == nil || len(mp) > len(strings.TrimSuffix(best.MountPath, "/"))) {
 			best = m
 		}
 	}
@@ -132,7 +139,7 @@ func (rw *rewriter) mountedPath(v string, c *corev1.Container) string {
 		return v
 	}
 	dir := filepath.Join(VolumeDir(rw.workdir, best.Name), best.SubPath)
-	return dir + strings.TrimPrefix(v, strings.TrimSuffix(best.MountPath, "/"))
+	return dir + strings.TrimPrefix(resolved, strings.TrimSuffix(best.MountPath, "/"))
 }
 
 func (rw *rewriter) record(s *Step, where, from, to string, why []string) {

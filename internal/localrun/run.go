@@ -68,6 +68,8 @@ type proc struct {
 
 type run struct {
 	*Runner
+	// root is the workdir: every file the run writes is opened through it.
+	root  *os.Root
 	rec   *recorder
 	out   *followWriter
 	mu    sync.Mutex
@@ -85,15 +87,17 @@ type run struct {
 // *JobFailedError, ErrStopped, or what kept the run from starting.
 func (r *Runner) Run(ctx context.Context) (*Record, error) {
 	p := r.Plan
-	if err := p.prepare(); err != nil {
+	root, err := p.prepare()
+	if err != nil {
 		return nil, err
 	}
-	x := &run{Runner: r, rec: &recorder{}, failure: make(chan struct{})}
+	defer func() { _ = root.Close() }()
+	x := &run{Runner: r, root: root, rec: &recorder{root: root}, failure: make(chan struct{})}
 	if r.Follow != nil {
 		x.out = &followWriter{w: r.Follow}
 	}
 	now := time.Now()
-	err := x.rec.update(func(rec *Record) {
+	err = x.rec.update(func(rec *Record) {
 		*rec = Record{APIVersion: RecordAPIVersion, Kind: RecordKind, TrainJob: p.TrainJob, Namespace: p.Namespace, Workdir: p.Workdir, State: StateRunning, Started: now}
 		for _, s := range p.Steps {
 			rec.Steps = append(rec.Steps, StepRecord{Name: s.Name, Command: s.Command, Log: LogPath(p.Workdir, s.Name), Skipped: s.Skip})
@@ -126,22 +130,46 @@ func (r *Runner) Run(ctx context.Context) (*Record, error) {
 	return &rec, runErr
 }
 
-// prepare makes the workdir's folders and writes the volumes' files.
-func (p *Plan) prepare() error {
-	if err := os.MkdirAll(filepath.Join(p.Workdir, "logs"), 0o755); err != nil {
-		return err
+// prepare makes the workdir's folders and writes the volumes' files, all through an os.Root of
+// the workdir: a symlink placed in it (by a step of an earlier run, say) cannot lead a write out
+// of it, nor can a path of the plan.
+func (p *Plan) prepare() (*os.Root, error) {
+	if err := os.MkdirAll(p.Workdir, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(p.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.writeVolumes(root); err != nil {
+		_ = root.Close()
+		return nil, err
+	}
+	return root, nil
+}
+
+func (p *Plan) writeVolumes(root *os.Root) error {
+	if err := root.MkdirAll(logsDir, 0o755); err != nil {
+		return fmt.Errorf("the logs' folder: %w", err)
 	}
 	for _, v := range p.Volumes {
-		if err := os.MkdirAll(v.Dir, 0o755); err != nil {
-			return err
+		dir, err := filepath.Rel(p.Workdir, v.Dir)
+		if err != nil || !filepath.IsLocal(dir) {
+			return fmt.Errorf("volume %q: its folder %s is not within the workdir %s", v.Name, v.Dir, p.Workdir)
+		}
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("volume %q: %w", v.Name, err)
 		}
 		for _, f := range v.Files {
-			path := filepath.Join(v.Dir, f.Path)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
+			path := filepath.Join(dir, f.Path)
+			if !filepath.IsLocal(path) {
+				return fmt.Errorf("volume %q: file %s is not within the volume's folder", v.Name, f.Path)
 			}
-			if err := os.WriteFile(path, []byte(f.Content), os.FileMode(f.Mode&0o777)); err != nil {
-				return err
+			if err := root.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return fmt.Errorf("volume %q, file %s: %w", v.Name, f.Path, err)
+			}
+			if err := root.WriteFile(path, []byte(f.Content), os.FileMode(f.Mode&0o777)); err != nil {
+				return fmt.Errorf("volume %q, file %s: %w", v.Name, f.Path, err)
 			}
 		}
 	}
@@ -248,7 +276,7 @@ func (x *run) start(s *Step) (*proc, error) {
 		close(pr.done)
 		return pr, nil
 	}
-	log, err := os.Create(LogPath(x.Plan.Workdir, s.Name))
+	log, err := x.root.Create(filepath.Join(logsDir, s.Name+".log"))
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
@@ -146,6 +148,10 @@ func (vol *Volume) addData(data map[string]string, items []corev1.KeyToPath, mod
 	}
 	if len(items) == 0 {
 		for _, k := range slices.Sorted(maps.Keys(data)) {
+			// Each key is a file name: the API server refuses keys such as "../x".
+			for _, msg := range validation.IsConfigMapKey(k) {
+				return fmt.Errorf("%s: %w", what, field.Invalid(field.NewPath("data").Key(k), k, msg))
+			}
 			vol.Files = append(vol.Files, File{Path: k, Content: data[k], Mode: fileMode})
 		}
 		return nil
