@@ -29,8 +29,10 @@ import (
 	"github.com/gantry-ml/gantry/pkg/jobview"
 )
 
-// Exit codes, documented in README ("Command line"): CI tells "the job failed" (1) from "the
-// command could not do its work" (2-6). Errors of no other kind exit 1, as in kubectl.
+// Exit codes, documented in README ("Command line"), docs/cli.md and every verb's --help: CI
+// tells "the training failed" (1) from "the command could not do its work" (2-7). 1 is given
+// only where a TrainJob was seen Failed; an error of no other kind (a webhook down, an internal
+// error of the API server) is 7, never 1, so a script does not read an outage as a bad model.
 const (
 	ExitOK          = 0
 	ExitJobFailed   = 1
@@ -39,7 +41,14 @@ const (
 	ExitNotFound    = 4
 	ExitForbidden   = 5
 	ExitUnreachable = 6
+	ExitOther       = 7
 )
+
+// ExitCodesHelp is the sentence every verb's --help ends with.
+const ExitCodesHelp = `Exit codes: 0 success (or the TrainJob completed), 1 the TrainJob failed (and nothing else),
+2 usage error or input the cluster refuses, 3 timeout, 4 not found (job, step or runtime),
+5 forbidden, 6 the API server cannot be reached, 7 any other error (e.g. the API server or a
+webhook answered with an internal error, or a wait the finished job can never satisfy).`
 
 // exitError carries an exit code with the message printed for it.
 type exitError struct {
@@ -75,7 +84,7 @@ func exitCode(err error) int {
 	case unreachable(err):
 		return ExitUnreachable
 	default:
-		return ExitJobFailed
+		return ExitOther
 	}
 }
 

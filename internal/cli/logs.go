@@ -47,7 +47,9 @@ line prefixed with [step].
 -f waits for the step's pod if it does not exist or has not started yet (up to --pod-timeout),
 follows it into its next incarnation when it restarts, and stops when the TrainJob is
 Complete or Failed; then the exit code is the job's (0 Complete, 1 Failed). A step with no
-pod is an error (exit code 4), not empty output.`,
+pod is an error (exit code 4), not empty output.
+
+` + ExitCodesHelp,
 		Example: `  gantry logs my-job -f
   gantry logs my-job --step dataset-initializer
   gantry logs my-job --all --tail 20 --timestamps`,

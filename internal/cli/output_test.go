@@ -93,7 +93,9 @@ func TestExitCode(t *testing.T) {
 		{"unauthorized", apierrors.NewUnauthorized("who"), ExitForbidden},
 		{"deadline", context.DeadlineExceeded, ExitTimeout},
 		{"refused connection", &url.Error{Op: "Get", URL: "https://x", Err: &net.OpError{Op: "dial", Err: errors.New("refused")}}, ExitUnreachable},
-		{"anything else", errors.New("boom"), ExitJobFailed},
+		{"webhook down", apierrors.NewInternalError(errors.New(`failed calling webhook "vtrainjob.gantry.dev": connection refused`)), ExitOther},
+		{"apiserver unavailable", apierrors.NewServiceUnavailable("etcd"), ExitOther},
+		{"anything else", errors.New("boom"), ExitOther},
 	}
 	var got, want []string
 	for _, tc := range cases {

@@ -63,9 +63,7 @@ func NewRootCommand(o *Options) *cobra.Command {
 steps with their pods, progress, logs and events. It also runs as the kubectl plugin
 "kubectl gantry", with kubectl's connection flags.
 
-Exit codes: 0 success (or the TrainJob completed), 1 the TrainJob failed (or an error of no
-other kind), 2 usage error or input the cluster refuses, 3 timeout, 4 not found (job, step or
-runtime), 5 forbidden, 6 the API server cannot be reached.`,
+` + ExitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

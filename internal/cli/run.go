@@ -71,8 +71,8 @@ step); WORKDIR/run.json records the steps, their pids and exit codes and the las
 by "gantry get --local" and "gantry logs --local". The first step that fails stops the others
 (SIGTERM, then SIGKILL after the pod's grace period); Ctrl-C stops every step.
 
-Exit codes: 0 the job completed, 1 it failed or was stopped, 2 the input is wrong, 4 the
-runtime is nowhere to be found.`,
+Exit codes: 0 the job completed, 1 a step failed, 2 the input is wrong, 4 the runtime is
+nowhere to be found, 7 the run was stopped (Ctrl-C) or could not start.`,
 		Example: `  gantry run --local -f job.yaml --dry-run
   gantry run --local -f job.yaml -f runtime.yaml --follow
   gantry get --local my-job`,
@@ -137,6 +137,9 @@ func (r *runOptions) run(ctx context.Context) error {
 	if rec != nil {
 		_, _ = fmt.Fprintf(r.Streams.Out, "TrainJob %s: %s in %s (%s)\n", tj.Name, rec.State,
 			rec.Finished.Sub(rec.Started).Round(100*time.Millisecond), plan.Workdir)
+	}
+	if _, failed := errors.AsType[*localrun.JobFailedError](err); failed {
+		return withCode(ExitJobFailed, err)
 	}
 	return err
 }

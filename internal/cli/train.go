@@ -75,7 +75,9 @@ like the Kubeflow Python SDK's (a letter and 11 hex digits).
 reading the runtime from the file, else the cluster, else the runtimes Gantry ships.
 --dry-run=server has the API server admit it without creating it.
 --wait waits for it to end; --follow streams rank 0's log (step node-0) until it ends. Both exit
-with the job's result: 0 Complete, 1 Failed (3 after --timeout).`,
+with the job's result: 0 Complete, 1 Failed (3 after --timeout).
+
+` + ExitCodesHelp,
 		Example: `  gantry train -f job.yaml --wait
   gantry train --runtime torch-distributed --image pytorch/pytorch:2.7.1 --nodes 2 --gpus-per-node 1 \
       --env EPOCHS=3 -- python train.py --lr 0.01

@@ -52,8 +52,10 @@ It watches the TrainJob, so it answers as soon as the state changes.
 
 While waiting for anything but Failed, a TrainJob that fails ends the wait with exit code 1
 (the Kubeflow Python SDK's wait_for_job_status does the same). A completed job satisfies
---for Running. Exit codes: 0 reached, 1 the job failed (or ended in a state that can never
-lead there), 3 timeout, 4 no such TrainJob or it was deleted.`,
+--for Running; a completed job waited for as anything else ends the wait with 7.
+
+` + ExitCodesHelp + ` Here: 0 reached, 1 the job failed, 3 --timeout passed, 4 no such TrainJob
+or it was deleted.`,
 		Example: `  gantry wait my-job --timeout 1h
   gantry wait my-job --for Running --timeout 5m
   gantry wait my-job --for condition=Suspended`,
@@ -107,7 +109,8 @@ func (t target) reached(tj *trainer.TrainJob, s *jobview.Summary) (bool, error) 
 	case s.State == jobview.StateFailed:
 		return false, withCode(ExitJobFailed, fmt.Errorf("TrainJob %s failed: %s", tj.Name, s.Message))
 	case s.State.Terminal():
-		return false, withCode(ExitJobFailed, fmt.Errorf("TrainJob %s is %s and will never be %s", tj.Name, s.State, t))
+		// Complete while waiting for Suspended is no failed training: not 1.
+		return false, withCode(ExitOther, fmt.Errorf("TrainJob %s is %s and will never be %s", tj.Name, s.State, t))
 	}
 	return false, nil
 }

@@ -98,7 +98,7 @@ var _ = ginkgo.Describe("wait", func() {
 		gomega.Expect(gantry("wait", "paused", "-n", goldenNS, "--for", "condition=Suspended")).To(gomega.Equal(
 			result{Stdout: "trainjob.trainer.kubeflow.org/paused is condition Suspended=True\n"}))
 		gomega.Expect(gantry("wait", "llama-done", "-n", goldenNS, "--for", "Suspended")).To(gomega.Equal(
-			result{Code: 1, Stderr: "error: TrainJob llama-done is Complete and will never be Suspended\n"}))
+			result{Code: 7, Stderr: "error: TrainJob llama-done is Complete and will never be Suspended\n"}))
 	})
 	ginkgo.It("times out with 3", func() {
 		r := gantry("wait", "bert-ft", "-n", goldenNS, "--timeout", "1s")
