@@ -49,7 +49,8 @@ type Plan struct {
 	Volumes []Volume `json:"volumes"`
 	// Ports maps each container port of the JobSet to the loopback port chosen for this run.
 	Ports []PortMapping `json:"ports,omitempty"`
-	// Warnings name what the plan ignores: images, init containers, sidecars.
+	// Warnings name what the plan ignores (images, init containers, sidecars) or sets that the
+	// render does not (torchrun's PET_REDIRECTS and PET_TEE, for torch 1.x under Python 3.11).
 	Warnings []string `json:"warnings,omitempty"`
 	// Elastic is set for an elastic torch TrainJob (elastic.gantry.dev): its nodes may leave
 	// the run while at least MinNodes remain, as torchrun's c10d rendezvous allows.
@@ -123,6 +124,11 @@ type Options struct {
 	StatusURL string
 	// StatusToken is the content of the projected service account token file.
 	StatusToken string
+	// TorchProbe reports the versions of the interpreter a torchrun step runs (nil: ProbeTorch),
+	// for the mend of torch 1.x's torchrun under Python 3.11 (torch.go).
+	TorchProbe func(python string) (TorchVersions, error)
+	// LookupEnv reads this machine's environment, which the steps inherit (nil: os.LookupEnv).
+	LookupEnv func(name string) (string, bool)
 }
 
 // Why a value was rewritten, as the plan prints it.
@@ -159,6 +165,7 @@ func NewPlan(objs []*unstructured.Unstructured, opts Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	p.fixTorchRedirects(opts)
 	if err := p.addVolumes(js, side, rw, opts); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -67,6 +68,9 @@ func testOptions() Options {
 		FreePort:    func() (int32, error) { next++; return next, nil },
 		StatusURL:   "https://127.0.0.1:39999/apis/status",
 		StatusToken: "TOKEN",
+		// No torch here: the plans are this machine's whatever torch it has.
+		TorchProbe: func(string) (TorchVersions, error) { return TorchVersions{}, errors.New("no torch in unit tests") },
+		LookupEnv:  func(string) (string, bool) { return "", false },
 	}
 }
 

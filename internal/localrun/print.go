@@ -79,7 +79,7 @@ func (p *Plan) Print(w io.Writer) error {
 		}
 	}
 	if len(p.Warnings) > 0 {
-		b.WriteString("\nNot run here:\n")
+		b.WriteString("\nNotes:\n")
 		for _, warn := range p.Warnings {
 			fmt.Fprintf(&b, "  %s\n", warn)
 		}

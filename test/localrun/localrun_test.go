@@ -106,10 +106,9 @@ func command(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd,
 	t.Helper()
 	cmd := exec.Command(gantryBinary(t), args...)
 	cmd.Dir = dir
-	// Debian's torch 1.13 under Python 3.11 reads torchrun's default --redirects/--tee "0" as
-	// None (Python 3.11 no longer iterates IntFlag's zero member); a mapping naming an absent
-	// local rank means the same default (README, Local runs).
-	cmd.Env = append(os.Environ(), "PET_REDIRECTS=9:1", "PET_TEE=9:1", "OUT_DIR="+dir)
+	// Neither PET_REDIRECTS nor PET_TEE is set, as a new user would run it: the run sets them
+	// when the torch found has the defect of torch 1.x under Python 3.11 (localrun/torch.go).
+	cmd.Env = append(os.Environ(), "OUT_DIR="+dir)
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -158,7 +157,7 @@ type rankOutput struct {
 func checkTrained(t *testing.T, dir string, r result) {
 	t.Helper()
 	if r.code != 0 {
-		t.Fatalf("gantry run exited %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("gantry run exited %d\nstdout:\n%s\nstderr:\n%s\nnode-0's log:\n%s", r.code, r.stdout, r.stderr, tail(filepath.Join(dir, ".gantry", "runs", "ddp", "logs", "node-0.log")))
 	}
 	var outs []rankOutput
 	for rank := range 4 {
@@ -195,6 +194,10 @@ func TestDistributedRun(t *testing.T) {
 	dir := jobDir(t)
 	r := runIn(t, dir, nil, "run", "--local", "-f", "job.yaml", "--runtime-source", "shipped")
 	checkTrained(t, dir, r)
+	// Debian's torch 1.13 on Python 3.11 has the defect: the run says once that it mends it.
+	if n := strings.Count(r.stderr, "set PET_REDIRECTS=9:1 PET_TEE=9:1"); n != 1 {
+		t.Errorf("stderr notes the PET_REDIRECTS/PET_TEE mend %d times, want once:\n%s", n, r.stderr)
+	}
 	t.Logf("gantry run --local, 2 nodes x 2 processes, 200 DDP steps: %.1f s", r.took.Seconds())
 	if r.took > 90*time.Second {
 		t.Errorf("the run took %s, want under 90 s", r.took)
@@ -285,7 +288,7 @@ func TestStopGuard(t *testing.T) {
 }
 
 // TestInterruptStopsEveryStep: Ctrl-C (SIGINT) while both steps run ends them all; the run is
-// recorded Stopped and exits 1.
+// recorded Stopped and exits 7.
 func TestInterruptStopsEveryStep(t *testing.T) {
 	dir := jobDir(t)
 	cmd, _, stderr := command(t, dir, []string{"HANG=1"}, "run", "--local", "-f", "stop.yaml", "--runtime-source", "shipped")
@@ -312,8 +315,9 @@ func TestInterruptStopsEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 {
-		t.Errorf("after SIGINT: %v, want exit code 1\n%s", err, stderr.String())
+	// 7, not 1: the job did not fail, the run was stopped (gantry run --help, exit codes).
+	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 7 {
+		t.Errorf("after SIGINT: %v, want exit code 7\n%s", err, stderr.String())
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("SIGINT took %s to end the run", took)
@@ -357,6 +361,15 @@ func TestConcurrentRuns(t *testing.T) {
 	for i, dir := range dirs {
 		checkTrained(t, dir, results[i])
 	}
+}
+
+// tail is the end of a log, for a failure's message.
+func tail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data[max(0, len(data)-2000):])
 }
 
 // groupMembers lists the processes still in the process group pgid.
