@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -106,6 +107,7 @@ func (r *Reader) Complete(ctx context.Context, tj *trainer.TrainJob) (*View, err
 	rt := r.runtimeOf(ctx, tj)
 	wl := r.workloadOf(ctx, tj)
 	pods, _ := r.Pods(ctx, tj)
+	ch := r.children(ctx, tj, pods)
 	rjobs := map[string]bool{}
 	for _, js := range tj.Status.JobsStatus {
 		rjobs[js.Name] = true
@@ -115,7 +117,67 @@ func (r *Reader) Complete(ctx context.Context, tj *trainer.TrainJob) (*View, err
 	if err := r.Client.List(ctx, list, client.InNamespace(tj.Namespace)); err == nil {
 		events = Events(tj.Name, rjobs, list.Items)
 	}
-	return NewView(Summarize(tj, rt, wl), rt, tj, Steps(pods), events), nil
+	return NewView(SummarizeWith(tj, rt, wl, ch), rt, tj, Steps(pods), events), nil
+}
+
+// children reads the JobSet's Jobs of a job that may be retrying pods; pods nil reads them
+// too. Nil when the job is settled or the Jobs are unreadable (the state then falls back to
+// status.jobsStatus).
+func (r *Reader) children(ctx context.Context, tj *trainer.TrainJob, pods []corev1.Pod) *Children {
+	if !mayRetry(tj) {
+		return nil
+	}
+	jobs := &batchv1.JobList{}
+	if err := r.Client.List(ctx, jobs, client.InNamespace(tj.Namespace),
+		client.MatchingLabels{jobset.JobSetNameKey: tj.Name}); err != nil {
+		return nil
+	}
+	if pods == nil {
+		pods, _ = r.Pods(ctx, tj)
+	}
+	return &Children{Jobs: jobs.Items, Pods: pods, Now: time.Now()}
+}
+
+// mayRetry: only a job that runs, with a JobSet, can have Jobs retrying pods.
+func mayRetry(tj *trainer.TrainJob) bool {
+	d := DeriveState(tj, nil)
+	return len(tj.Status.JobsStatus) > 0 && !d.State.Terminal() && !suspended(tj)
+}
+
+// childrenFor reads, for a list, the Jobs of every job that may be retrying with one request,
+// and the failed pods with a second, only when some Job has failures. Keyed by JobSet name.
+func (r *Reader) childrenFor(ctx context.Context, ns string, tjs []trainer.TrainJob) map[string]*Children {
+	if !slices.ContainsFunc(tjs, func(tj trainer.TrainJob) bool { return mayRetry(&tj) }) {
+		return nil
+	}
+	jobs := &batchv1.JobList{}
+	if err := r.Client.List(ctx, jobs, client.InNamespace(ns), client.HasLabels{jobset.JobSetNameKey}); err != nil {
+		return nil
+	}
+	out := map[string]*Children{}
+	now := time.Now()
+	failures := false
+	for _, j := range jobs.Items {
+		key := j.Namespace + "/" + j.Labels[jobset.JobSetNameKey]
+		if out[key] == nil {
+			out[key] = &Children{Now: now}
+		}
+		out[key].Jobs = append(out[key].Jobs, j)
+		failures = failures || j.Status.Failed > 0
+	}
+	if !failures {
+		return out
+	}
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(ns), client.HasLabels{jobset.JobSetNameKey},
+		client.MatchingFields{"status.phase": string(corev1.PodFailed)}); err == nil {
+		for _, p := range pods.Items {
+			if c := out[p.Namespace+"/"+p.Labels[jobset.JobSetNameKey]]; c != nil {
+				c.Pods = append(c.Pods, p)
+			}
+		}
+	}
+	return out
 }
 
 // Pods lists the pods of a TrainJob's JobSet.
@@ -187,7 +249,7 @@ func (o ListOptions) Matches(s *Summary) bool {
 
 // Summarize reads what one TrainJob's summary needs besides the job: its runtime and Workload.
 func (r *Reader) Summarize(ctx context.Context, tj *trainer.TrainJob) Summary {
-	return Summarize(tj, r.runtimeOf(ctx, tj), r.workloadOf(ctx, tj))
+	return SummarizeWith(tj, r.runtimeOf(ctx, tj), r.workloadOf(ctx, tj), r.children(ctx, tj, nil))
 }
 
 // List summarizes TrainJobs. Runtimes and Workloads are read with one list each, and only
@@ -207,10 +269,11 @@ func (r *Reader) List(ctx context.Context, opts ListOptions) (*SummaryList, erro
 	}
 	runtimes := r.runtimesFor(ctx, opts.Namespace, list.Items)
 	workloads := r.workloadsFor(ctx, opts.Namespace, list.Items)
+	children := r.childrenFor(ctx, opts.Namespace, list.Items)
 	out := &SummaryList{Items: make([]Summary, 0, len(list.Items)), ResourceVersion: list.ResourceVersion}
 	for i := range list.Items {
 		tj := &list.Items[i]
-		s := Summarize(tj, runtimes[RuntimeKey(tj)], workloads[string(tj.UID)])
+		s := SummarizeWith(tj, runtimes[RuntimeKey(tj)], workloads[string(tj.UID)], children[tj.Namespace+"/"+tj.Name])
 		if opts.Matches(&s) {
 			out.Items = append(out.Items, s)
 		}

@@ -51,8 +51,10 @@ type Summary struct {
 	Workload       *Workload `json:"workload,omitempty"`
 	Progress       *Progress `json:"progress,omitempty"`
 	// Failures adds up the failed Jobs status.jobsStatus counts now; JobSet restarts clear them.
-	Failures int32       `json:"failures"`
-	Created  metav1.Time `json:"created"`
+	Failures int32 `json:"failures"`
+	// Retries are the unfinished Jobs' failed pods, when the Jobs were read and have some.
+	Retries *Retries    `json:"retries,omitempty"`
+	Created metav1.Time `json:"created"`
 	// Finished is when Complete or Failed became true.
 	Finished *metav1.Time `json:"finished,omitempty"`
 }
@@ -88,7 +90,13 @@ type View struct {
 // Summarize computes the summary of a TrainJob. rt is its runtime's summary when known (it
 // supplies the defaults of numNodes and devices), wl its Kueue Workload.
 func Summarize(tj *trainer.TrainJob, rt *Runtime, wl *Workload) Summary {
-	d := DeriveState(tj, wl)
+	return SummarizeWith(tj, rt, wl, nil)
+}
+
+// SummarizeWith is Summarize with the JobSet's Jobs and pods, which tell a job retrying failed
+// pods (Restarting) from one starting; ch nil is Summarize.
+func SummarizeWith(tj *trainer.TrainJob, rt *Runtime, wl *Workload, ch *Children) Summary {
+	d := DeriveStateWith(tj, wl, ch)
 	s := Summary{
 		Name: tj.Name, Namespace: tj.Namespace, UID: tj.UID,
 		State: d.State, Message: d.Message,
@@ -97,6 +105,9 @@ func Summarize(tj *trainer.TrainJob, rt *Runtime, wl *Workload) Summary {
 		Workload: wl,
 		Created:  tj.CreationTimestamp,
 		Progress: progress(tj.Status.TrainerStatus),
+	}
+	if ch != nil && !d.State.Terminal() {
+		s.Retries = RetriesOf(ch)
 	}
 	if rt != nil {
 		s.Nodes, s.Device, s.DevicesPerNode = rt.Nodes, rt.Device, rt.DevicesPerNode
