@@ -98,6 +98,9 @@ func run() error {
 		return err
 	}
 
+	if err := controller.RequireJobSet(mgr.GetRESTMapper()); err != nil {
+		return fmt.Errorf("setting up controllers and webhooks: %w", err)
+	}
 	if err := mgr.Add(pair); err != nil {
 		return err
 	}

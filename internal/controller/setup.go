@@ -47,8 +47,8 @@ import (
 func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	log := mgr.GetLogger().WithName("setup")
 	mapper := mgr.GetRESTMapper()
-	if !installed(mapper, jobsetv1alpha2.GroupVersion.WithKind("JobSet").GroupKind(), jobsetv1alpha2.GroupVersion.Version) {
-		return fmt.Errorf("the JobSet CRD (jobsets.jobset.x-k8s.io %s) is not installed: install JobSet before Gantry", jobsetv1alpha2.GroupVersion.Version)
+	if err := RequireJobSet(mapper); err != nil {
+		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&trainer.TrainJob{}, builder.WithPredicates(notOnlyTrainerStatus(), notSettledAtStart())).
@@ -100,6 +100,15 @@ func (r *TrainJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // JobSet after the snapshot) and write that again. Updates and deletions still reconcile, and
 // after a restart every TrainJob is reconciled from its own creation event.
 var notCreated = builder.WithPredicates(predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }})
+
+// RequireJobSet fails when the JobSet CRD is not served. The manager asks it before waiting for
+// its serving certificate, so a cluster without JobSet is told so at once rather than never.
+func RequireJobSet(mapper meta.RESTMapper) error {
+	if !installed(mapper, jobsetv1alpha2.GroupVersion.WithKind("JobSet").GroupKind(), jobsetv1alpha2.GroupVersion.Version) {
+		return fmt.Errorf("the JobSet CRD (jobsets.jobset.x-k8s.io %s) is not installed: install JobSet before Gantry", jobsetv1alpha2.GroupVersion.Version)
+	}
+	return nil
+}
 
 func installed(mapper meta.RESTMapper, gk schema.GroupKind, version string) bool {
 	_, err := mapper.RESTMapping(gk, version)

@@ -49,7 +49,11 @@ var _ = ginkgo.Describe("The manager binary without JobSet", func() {
 			"leaderElection: {leaderElect: false}\ncertManagement: {enable: false}\n"
 		gomega.Expect(os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o600)).To(gomega.Succeed())
 
-		cmd := exec.Command(binary, "--config", filepath.Join(dir, "config.yaml"))
+		// An empty certificate directory, as on a fresh install: the error must not wait for a
+		// serving certificate that nothing will write.
+		certs := filepath.Join(dir, "certs")
+		gomega.Expect(os.Mkdir(certs, 0o700)).To(gomega.Succeed())
+		cmd := exec.Command(binary, "--config", filepath.Join(dir, "config.yaml"), "--webhook-cert-dir", certs)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "kubeconfig"))
 		session, err := gexec.Start(cmd, ginkgo.GinkgoWriter, ginkgo.GinkgoWriter)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
