@@ -75,7 +75,7 @@ func managerConfig(webhookPort int, health, metricsAddr string, statusPort int, 
 	cfg := fmt.Sprintf(`apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 webhook: {port: %d, host: 127.0.0.1}
-metrics: {bindAddress: %q, secureServing: false}
+metrics: {bindAddress: %q, secureServing: false, auth: {enabled: false}}
 health: {healthProbeBindAddress: %q}
 leaderElection: {leaderElect: true, resourceNamespace: %s}
 certManagement: {enable: false}

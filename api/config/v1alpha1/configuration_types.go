@@ -101,7 +101,8 @@ type ControllerMetrics struct {
 
 // MetricsAuth configures authentication and authorization of the metrics endpoint.
 type MetricsAuth struct {
-	// enabled checks every scrape with a TokenReview and a SubjectAccessReview. Defaults to false.
+	// enabled checks every scrape with a TokenReview and a SubjectAccessReview. Defaults to true:
+	// false serves metrics to anyone who reaches the port.
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
 }

@@ -73,7 +73,7 @@ func SetDefaults(cfg *Configuration) {
 	if cfg.Metrics.Auth == nil {
 		cfg.Metrics.Auth = &MetricsAuth{}
 	}
-	setPtr(&cfg.Metrics.Auth.Enabled, false)
+	setPtr(&cfg.Metrics.Auth.Enabled, true)
 	cfg.Health.HealthProbeBindAddress = cmp.Or(cfg.Health.HealthProbeBindAddress, DefaultHealthProbeBindAddress)
 	cfg.Health.ReadinessEndpointName = cmp.Or(cfg.Health.ReadinessEndpointName, DefaultReadinessEndpointName)
 	cfg.Health.LivenessEndpointName = cmp.Or(cfg.Health.LivenessEndpointName, DefaultLivenessEndpointName)

@@ -32,7 +32,7 @@ func defaulted() Configuration {
 		Metrics: ControllerMetrics{
 			BindAddress:   ":8443",
 			SecureServing: ptr.To(true),
-			Auth:          &MetricsAuth{Enabled: ptr.To(false)},
+			Auth:          &MetricsAuth{Enabled: ptr.To(true)},
 		},
 		Health: ControllerHealth{
 			HealthProbeBindAddress: ":8081",

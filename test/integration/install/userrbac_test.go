@@ -66,14 +66,15 @@ func bind(ns, user, role string) {
 	gomega.Expect(k8sClient.Create(ctx, rb)).To(gomega.Succeed())
 }
 
-// userRBAC returns the chart's user ClusterRoles and the runtime reader's binding.
+// userRBAC returns the chart's user ClusterRoles and the runtime reader's binding (not the
+// manager's role nor the metrics scraper's).
 func userRBAC() []*unstructured.Unstructured {
 	objs, err := util.HelmTemplate("kubeflow-system")
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
 		if (o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding") && o.GetLabels()["app.kubernetes.io/part-of"] == "gantry" &&
-			!strings.HasSuffix(o.GetName(), "-controller-manager") {
+			!strings.HasSuffix(o.GetName(), "-controller-manager") && !strings.HasSuffix(o.GetName(), "-metrics-reader") {
 			out = append(out, o)
 		}
 	}
