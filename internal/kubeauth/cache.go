@@ -17,6 +17,7 @@ limitations under the License.
 package kubeauth
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -53,32 +54,79 @@ func (c *ttlCache[V]) put(k string, v V, ttl time.Duration) {
 	c.lru.Add(k, ttlEntry[V]{v: v, expires: time.Now().Add(ttl)})
 }
 
-// rateLimiter allows perIP calls per second per client and total calls per second in all: a
-// fixed one-second window is enough to stop TokenReview amplification.
+// Review budgets per one-second window. The apiserver sees at most reviewBudget TokenReviews a
+// second from one process. A review only counts against its client's address and the failure
+// budget until it comes back: one that authenticates gives both back, so users signing in
+// through an ingress (one address for all) spend nothing of its address's budget, and only
+// failures fill it. One address may fail half the budget, then its new tokens wait for the next
+// second (the penalty box); all addresses together may fail three quarters, so the last quarter
+// is left to tokens already seen valid, whose cache entries expire every minute.
+const (
+	reviewBudget  = 200
+	failureBudget = reviewBudget * 3 / 4
+	addrBudget    = reviewBudget / 2
+)
+
+// rateLimiter holds the budgets of the current window: a fixed one-second window is enough to
+// stop TokenReview amplification.
 type rateLimiter struct {
-	mu           sync.Mutex
-	perIP, total int
-	window       time.Time
-	counts       map[string]int
-	all          int
-	now          func() time.Time
+	mu                  sync.Mutex
+	total, fails, perIP int
+	window              time.Time
+	all, suspect        int
+	addrs               map[string]int
+	now                 func() time.Time
 }
 
-func newRateLimiter(perIP, total int) *rateLimiter {
-	return &rateLimiter{perIP: perIP, total: total, counts: map[string]int{}, now: time.Now}
+func newRateLimiter(total, fails, perIP int) *rateLimiter {
+	return &rateLimiter{total: total, fails: fails, perIP: perIP, addrs: map[string]int{}, now: time.Now}
 }
 
-func (l *rateLimiter) allow(ip string) bool {
+// ticket is one review allowed; done settles it.
+type ticket struct {
+	window time.Time
+	ip     string
+	// suspect: the token was not known valid, so the review holds a unit of the failure and
+	// address budgets until it authenticates.
+	suspect bool
+}
+
+// allow admits a review of a token from ip, known when the token authenticated before. The error
+// says which budget is spent.
+func (l *rateLimiter) allow(ip string, known bool) (ticket, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now().Truncate(time.Second)
 	if !now.Equal(l.window) {
-		l.window, l.counts, l.all = now, map[string]int{}, 0
+		l.window, l.addrs, l.all, l.suspect = now, map[string]int{}, 0, 0
 	}
-	if l.counts[ip] >= l.perIP || l.all >= l.total {
-		return false
+	switch {
+	case l.all >= l.total:
+		return ticket{}, fmt.Errorf("%w (%d token reviews a second in all)", ErrRateLimited, l.total)
+	case known:
+		l.all++
+		return ticket{window: now, ip: ip}, nil
+	case l.addrs[ip] >= l.perIP:
+		return ticket{}, fmt.Errorf("%w (%d refused tokens from %s this second)", ErrRateLimited, l.perIP, ip)
+	case l.suspect >= l.fails:
+		return ticket{}, fmt.Errorf("%w (%d refused tokens a second in all)", ErrRateLimited, l.fails)
 	}
-	l.counts[ip]++
 	l.all++
-	return true
+	l.suspect++
+	l.addrs[ip]++
+	return ticket{window: now, ip: ip, suspect: true}, nil
+}
+
+// done settles a review: one that authenticated, or that the apiserver could not answer, gives
+// back its units of the failure and address budgets.
+func (l *rateLimiter) done(t ticket, failed bool) {
+	if failed || !t.suspect {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t.window.Equal(l.window) {
+		l.suspect--
+		l.addrs[t.ip]--
+	}
 }

@@ -18,8 +18,10 @@ package kubeauth
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,22 +147,99 @@ func TestFilter(t *testing.T) {
 	}
 }
 
-// A flood of new tokens from one client is cut at 20 TokenReviews a second.
+// Sign-in under a flood of bad tokens: failed reviews put their address in a penalty box, valid
+// tokens consume no per-address budget, a flood from one address cannot spend the whole budget,
+// so a valid new token from another address still gets its review, and a token known valid gets
+// its review even from a boxed address; the apiserver sees at most 200 reviews a second
+// (issue 34, item 5).
 func TestFilterLimitsTokenReviews(t *testing.T) {
-	api := &apiserver{}
-	rv := NewReviewer(api.client())
-	rv.limit.now = func() time.Time { return time.Unix(100, 0) } // one window
-	h := rv.Filter(logr.Discard(), http.NotFoundHandler())
-	codes := map[int]int{}
-	for i := range 30 {
-		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-		req.Header.Set("Authorization", "Bearer forged-"+string(rune('a'+i)))
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		codes[rec.Code]++
+	type burst struct {
+		addr, token string
+		n           int // distinct tokens token-0, token-1, ... when > 1
+		// expire drops the token from the answer cache first, as a minute does.
+		expire bool
 	}
-	want := map[int]int{http.StatusUnauthorized: 20, http.StatusTooManyRequests: 10}
-	if diff := cmp.Diff(want, codes); diff != "" || len(api.reviews) != 20 {
-		t.Errorf("30 new tokens in one second: %d TokenReviews; answers (-want +got):\n%s", len(api.reviews), diff)
+	cases := map[string]struct {
+		bursts []burst
+		want   map[int]int
+		// reviews is how many TokenReviews the apiserver received.
+		reviews int
+	}{
+		"20 bad tokens, then a valid new token from the same address": {
+			bursts:  []burst{{addr: "10.0.0.1", token: "forged", n: 20}, {addr: "10.0.0.1", token: "prom-token", n: 1}},
+			want:    map[int]int{http.StatusUnauthorized: 20, http.StatusOK: 1},
+			reviews: 21,
+		},
+		"a flood from one address is cut at half the budget, and another address still signs in": {
+			bursts:  []burst{{addr: "10.0.0.1", token: "forged", n: 130}, {addr: "10.0.0.2", token: "prom-token", n: 1}},
+			want:    map[int]int{http.StatusUnauthorized: 100, http.StatusTooManyRequests: 30, http.StatusOK: 1},
+			reviews: 101,
+		},
+		"new tokens from many addresses are cut at three quarters of the budget": {
+			bursts: []burst{{addr: "10.0.0.1", token: "a", n: 10}, {addr: "10.0.0.2", token: "b", n: 10}, {addr: "10.0.0.3", token: "c", n: 10},
+				{addr: "10.0.0.4", token: "d", n: 10}, {addr: "10.0.0.5", token: "e", n: 10}, {addr: "10.0.0.6", token: "f", n: 10},
+				{addr: "10.0.0.7", token: "g", n: 10}, {addr: "10.0.0.8", token: "h", n: 10}, {addr: "10.0.0.9", token: "i", n: 10},
+				{addr: "10.0.0.10", token: "j", n: 10}, {addr: "10.0.0.11", token: "k", n: 10}, {addr: "10.0.0.12", token: "l", n: 10},
+				{addr: "10.0.0.13", token: "m", n: 10}, {addr: "10.0.0.14", token: "n", n: 10}, {addr: "10.0.0.15", token: "o", n: 10},
+				{addr: "10.0.0.16", token: "p", n: 10}},
+			want:    map[int]int{http.StatusUnauthorized: 150, http.StatusTooManyRequests: 10},
+			reviews: 150,
+		},
+		"valid new tokens behind one address (an ingress) spend no address budget, up to 200 a second in all": {
+			bursts:  []burst{{addr: "10.0.0.1", token: "valid", n: 250}},
+			want:    map[int]int{http.StatusOK: 200, http.StatusTooManyRequests: 50},
+			reviews: 200,
+		},
+		"a boxed address: a new token waits, a token known valid whose answer expired is reviewed": {
+			bursts: []burst{{addr: "10.0.0.1", token: "prom-token", n: 1}, {addr: "10.0.0.1", token: "forged", n: 110},
+				{addr: "10.0.0.1", token: "valid", n: 1}, {addr: "10.0.0.1", token: "prom-token", n: 1, expire: true}},
+			want:    map[int]int{http.StatusOK: 2, http.StatusUnauthorized: 100, http.StatusTooManyRequests: 11},
+			reviews: 102,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			api := &apiserver{
+				tokens:  map[string]authnv1.UserInfo{"prom-token": {Username: "prometheus"}},
+				allowed: map[[3]string]bool{{"prometheus", "get", "/metrics"}: true},
+			}
+			for i := range 300 {
+				api.tokens[fmt.Sprintf("valid-%d", i)] = authnv1.UserInfo{Username: "prometheus"}
+			}
+			api.tokens["valid"] = authnv1.UserInfo{Username: "prometheus"}
+			rv := NewReviewer(api.client())
+			rv.limit.now = func() time.Time { return time.Unix(100, 0) } // one window
+			h := rv.Filter(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+			codes := map[int]int{}
+			for _, b := range tc.bursts {
+				for i := range b.n {
+					token := b.token
+					if b.n > 1 {
+						token = fmt.Sprintf("%s-%d", b.token, i)
+					}
+					if b.expire {
+						rv.tokens.lru.Remove(token)
+					}
+					req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+					req.RemoteAddr = b.addr + ":4000"
+					req.Header.Set("Authorization", "Bearer "+token)
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					codes[rec.Code]++
+				}
+			}
+			if diff := cmp.Diff(tc.want, codes); diff != "" {
+				t.Errorf("answers (-want +got):\n%s", diff)
+			}
+			reviews := 0
+			for _, r := range api.reviews {
+				if strings.HasPrefix(r, "token ") {
+					reviews++
+				}
+			}
+			if reviews != tc.reviews {
+				t.Errorf("%d TokenReviews, want %d", reviews, tc.reviews)
+			}
+		})
 	}
 }

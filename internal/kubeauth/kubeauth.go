@@ -94,7 +94,8 @@ const (
 var (
 	// ErrUnauthenticated is a request without a valid bearer token (HTTP 401).
 	ErrUnauthenticated = errors.New("unauthenticated")
-	// ErrRateLimited is a new token refused because too many were reviewed this second (429).
+	// ErrRateLimited is a new token refused because too many were refused (from its client's
+	// address or in all) or reviewed this second (429).
 	ErrRateLimited = errors.New("too many sign-in attempts: try again in a second")
 )
 
@@ -103,15 +104,21 @@ type Reviewer struct {
 	client ReviewClient
 	tokens *ttlCache[*User]
 	sars   *ttlCache[bool]
-	limit  *rateLimiter
+	// valid holds tokens that authenticated in the last hour: their reviews, once their cache
+	// entry expired, are not held back by a flood of bad tokens from their address.
+	valid *ttlCache[struct{}]
+	limit *rateLimiter
 }
+
+// validTTL is how long a token that authenticated is known valid; projected tokens live an hour.
+const validTTL = time.Hour
 
 // NewReviewer returns a Reviewer that reviews with client.
 func NewReviewer(client ReviewClient) *Reviewer {
 	return &Reviewer{
 		client: client,
-		tokens: newTTLCache[*User](4096), sars: newTTLCache[bool](16384),
-		limit: newRateLimiter(20, 200), // TokenReviews per client IP and in all, per second
+		tokens: newTTLCache[*User](4096), sars: newTTLCache[bool](16384), valid: newTTLCache[struct{}](4096),
+		limit: newRateLimiter(reviewBudget, failureBudget, addrBudget),
 	}
 }
 
@@ -128,11 +135,15 @@ func (rv *Reviewer) Authenticate(r *http.Request) (*User, error) {
 		}
 		return u, nil
 	}
-	if !rv.limit.allow(clientIP(r)) {
-		return nil, ErrRateLimited
+	_, known := rv.valid.get(token)
+	t, err := rv.limit.allow(clientIP(r), known)
+	if err != nil {
+		return nil, err
 	}
 	tr, err := rv.client.AuthenticationV1().TokenReviews().Create(r.Context(),
 		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	// An apiserver error is not the client's failure: only refused tokens fill the budgets.
+	rv.limit.done(t, err == nil && !tr.Status.Authenticated)
 	if err != nil {
 		return nil, fmt.Errorf("checking the token: %w", err)
 	}
@@ -140,6 +151,7 @@ func (rv *Reviewer) Authenticate(r *http.Request) (*User, error) {
 		rv.tokens.put(token, nil, denyTTL)
 		return nil, fmt.Errorf("%w: the token was refused", ErrUnauthenticated)
 	}
+	rv.valid.put(token, struct{}{}, validTTL)
 	ui := tr.Status.User
 	u := &User{Name: ui.Username, UID: ui.UID, Groups: ui.Groups, Token: token, Extra: map[string][]string{}}
 	for k, v := range ui.Extra {
