@@ -49,6 +49,8 @@ type Options struct {
 	UserHeader    string
 	GroupsHeader  string
 	TokenFile     string
+	// MaxClientConnections is how many connections one client address may hold open.
+	MaxClientConnections int
 	// Namespaces limits the UI to these namespaces; empty is every namespace.
 	Namespaces []string
 }
@@ -60,6 +62,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.UserHeader, "user-header", "kubeflow-userid", "With --auth-mode=header, the header the trusted proxy names the user in.")
 	fs.StringVar(&o.GroupsHeader, "groups-header", "", "With --auth-mode=header, a header with the user's groups, comma-separated.")
 	fs.StringVar(&o.TokenFile, "token-file", "", "With --auth-mode=kubeconfig, keep the login token in this file (created 0600 if missing), so the link survives a restart.")
+	fs.IntVar(&o.MaxClientConnections, "max-client-connections", DefaultMaxClientConnections,
+		"Connections one client address may hold open (of 1,024); a proxy in front of the UI is one address for all its users.")
 	fs.BoolVar(&o.OpenBrowser, "open", false, "Open the login link in the browser.")
 	fs.IntVar(&o.HistoryPoints, "history-points", DefaultHistoryPoints, "Points kept per job for the progress curves.")
 	fs.StringVar(&o.History, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
@@ -113,6 +117,9 @@ func (o *Options) Validate() error {
 	default:
 		return usageErrorf(`--auth-mode must be "kubeconfig", "token" or "header", got %q`, o.AuthMode)
 	}
+	if o.MaxClientConnections < 1 {
+		return usageErrorf("--max-client-connections must be at least 1, got %d", o.MaxClientConnections)
+	}
 	if o.HistoryPoints < 2 {
 		return usageErrorf("--history-points must be at least 2, got %d", o.HistoryPoints)
 	}
@@ -161,14 +168,16 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config, out, errOut io.Writ
 		_ = ln.Close()
 		return err
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	limits := defaultConnLimits
+	limits.perAddr = o.MaxClientConnections
+	hs := limits.server(closeRefused(handler))
 	go func() {
 		<-ctx.Done()
 		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
 		_ = hs.Shutdown(shutdown)
 	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(limits.listen(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

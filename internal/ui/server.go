@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,6 +56,9 @@ type Server struct {
 	PageSize int
 
 	pages *template.Template
+
+	streamsMu sync.Mutex
+	streams   map[string]int // live streams open per user name ("" in kubeconfig mode)
 }
 
 // NewServer parses the templates.
@@ -76,10 +80,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/jobs", http.StatusFound) })
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("GET /jobs", s.jobsPage)
-	mux.HandleFunc("GET /live/jobs", s.jobsLive)
+	mux.Handle("GET /live/jobs", s.limitStreams(http.HandlerFunc(s.jobsLive)))
 	mux.HandleFunc("GET /jobs/{ns}/{name}", s.jobPage)
-	mux.HandleFunc("GET /live/jobs/{ns}/{name}", s.jobLive)
-	mux.HandleFunc("GET /logs/{ns}/{name}", s.logs)
+	mux.Handle("GET /live/jobs/{ns}/{name}", s.limitStreams(http.HandlerFunc(s.jobLive)))
+	mux.Handle("GET /logs/{ns}/{name}", s.limitStreams(http.HandlerFunc(s.logs)))
 	mux.HandleFunc("GET /runtimes", s.runtimesPage)
 	return compress(mux)
 }

@@ -50,6 +50,7 @@ func newSSE(w http.ResponseWriter) (*sse, error) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	holdOpen(w)
 	w.WriteHeader(http.StatusOK)
 	f.Flush()
 	return &sse{w: w, f: f}, nil
@@ -65,6 +66,7 @@ func (e *sse) send(event, data string) error {
 		b.WriteString("data: " + line + "\n")
 	}
 	b.WriteString("\n")
+	holdOpen(e.w)
 	if _, err := io.WriteString(e.w, b.String()); err != nil {
 		return err
 	}
@@ -73,6 +75,7 @@ func (e *sse) send(event, data string) error {
 }
 
 func (e *sse) comment() error {
+	holdOpen(e.w)
 	if _, err := io.WriteString(e.w, ": keep-alive\n\n"); err != nil {
 		return err
 	}
@@ -209,9 +212,10 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	src := &storeSource{s: s, opener: opener, ns: ns, job: name}
 	go src.forward(ctx, sub)
 	if q.Get("download") == "1" {
+		holdOpen(w)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+"-"+step+".log"))
-		f := &jobview.Follower{Source: src, Out: w, Opts: jobview.LogOptions{Step: step}}
+		f := &jobview.Follower{Source: src, Out: deadlineWriter{w}, Opts: jobview.LogOptions{Step: step}}
 		if _, err := f.Run(r.Context()); err != nil {
 			_, _ = fmt.Fprintf(w, "\n[gantry ui: %v]\n", err)
 		}
@@ -231,6 +235,15 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = ev.send("end", "")
+}
+
+// deadlineWriter gives each write of a download streamWriteTimeout: a long log takes longer
+// than the server's write timeout, a client that stops reading is dropped.
+type deadlineWriter struct{ w http.ResponseWriter }
+
+func (d deadlineWriter) Write(p []byte) (int, error) {
+	holdOpen(d.w)
+	return d.w.Write(p)
 }
 
 // lineWriter turns the follower's lines into "line" events.
