@@ -50,6 +50,9 @@ type Access struct {
 	Header string
 	// GroupsHeader optionally carries the user's groups in header mode, comma-separated.
 	GroupsHeader string
+	// Proxy, in header mode, verifies each request came through the proxy and limits whom it
+	// may name; without it header mode refuses every request.
+	Proxy *Proxy
 }
 
 // NewAccess returns the token-mode (header == "") or header-mode access control.
@@ -67,8 +70,13 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 		u, err := a.authenticate(r)
 		if err != nil {
 			code := http.StatusUnauthorized
-			if errors.Is(err, kubeauth.ErrRateLimited) {
+			switch {
+			case errors.Is(err, kubeauth.ErrRateLimited):
 				code = http.StatusTooManyRequests
+			case errors.Is(err, errBadRequest):
+				code = http.StatusBadRequest
+			case errors.Is(err, errForbidden):
+				code = http.StatusForbidden
 			}
 			http.Error(w, err.Error(), code)
 			return
@@ -81,17 +89,44 @@ func (a *Access) authenticate(r *http.Request) (*User, error) {
 	if a.Header == "" {
 		return a.reviewer.Authenticate(r)
 	}
-	name := strings.TrimSpace(r.Header.Get(a.Header))
+	return a.fromProxy(r)
+}
+
+// fromProxy is header mode's user: trusted only once the proxy's proof checks out, named once,
+// and limited to the users and groups the admin allows to be impersonated.
+func (a *Access) fromProxy(r *http.Request) (*User, error) {
+	if a.Proxy == nil {
+		return nil, fmt.Errorf("%w: header mode has no verified proxy (--proxy-secret-file), so it trusts no %s header", kubeauth.ErrUnauthenticated, a.Header)
+	}
+	if err := a.Proxy.verify(r); err != nil {
+		return nil, err
+	}
+	name, err := single(r, a.Header)
+	if err != nil {
+		return nil, err
+	}
 	if name == "" {
 		return nil, fmt.Errorf("%w: the trusted proxy sent no %s header", kubeauth.ErrUnauthenticated, a.Header)
 	}
+	if !a.Proxy.Users.Allows(name) {
+		return nil, fmt.Errorf("%w: the proxy named user %q (%s), which --allowed-users does not allow to be impersonated", errForbidden, name, a.Header)
+	}
 	u := &User{Name: name}
-	if a.GroupsHeader != "" {
-		for g := range strings.SplitSeq(r.Header.Get(a.GroupsHeader), ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				u.Groups = append(u.Groups, g)
-			}
+	if a.GroupsHeader == "" {
+		return u, nil
+	}
+	groups, err := single(r, a.GroupsHeader)
+	if err != nil {
+		return nil, err
+	}
+	for g := range strings.SplitSeq(groups, ",") {
+		if g = strings.TrimSpace(g); g == "" {
+			continue
 		}
+		if !a.Proxy.Groups.Allows(g) {
+			return nil, fmt.Errorf("%w: the proxy named group %q (%s), which --allowed-groups does not allow to be impersonated", errForbidden, g, a.GroupsHeader)
+		}
+		u.Groups = append(u.Groups, g)
 	}
 	return u, nil
 }

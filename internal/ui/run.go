@@ -49,8 +49,8 @@ type Options struct {
 	UserHeader    string
 	GroupsHeader  string
 	TokenFile     string
-	// MaxClientConnections is how many connections one client address may hold open.
-	MaxClientConnections int
+	// Header is header mode's proxy proof and impersonation limits (proxy.go).
+	Header HeaderOptions
 	// Namespaces limits the UI to these namespaces; empty is every namespace.
 	Namespaces []string
 }
@@ -62,8 +62,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.UserHeader, "user-header", "kubeflow-userid", "With --auth-mode=header, the header the trusted proxy names the user in.")
 	fs.StringVar(&o.GroupsHeader, "groups-header", "", "With --auth-mode=header, a header with the user's groups, comma-separated.")
 	fs.StringVar(&o.TokenFile, "token-file", "", "With --auth-mode=kubeconfig, keep the login token in this file (created 0600 if missing), so the link survives a restart.")
-	fs.IntVar(&o.MaxClientConnections, "max-client-connections", DefaultMaxClientConnections,
-		"Connections one client address may hold open (of 1,024); a proxy in front of the UI is one address for all its users.")
+	o.Header.AddFlags(fs)
 	fs.BoolVar(&o.OpenBrowser, "open", false, "Open the login link in the browser.")
 	fs.IntVar(&o.HistoryPoints, "history-points", DefaultHistoryPoints, "Points kept per job for the progress curves.")
 	fs.StringVar(&o.History, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
@@ -117,8 +116,10 @@ func (o *Options) Validate() error {
 	default:
 		return usageErrorf(`--auth-mode must be "kubeconfig", "token" or "header", got %q`, o.AuthMode)
 	}
-	if o.MaxClientConnections < 1 {
-		return usageErrorf("--max-client-connections must be at least 1, got %d", o.MaxClientConnections)
+	if o.AuthMode == "header" {
+		if err := o.Header.Validate(o.GroupsHeader); err != nil {
+			return err
+		}
 	}
 	if o.HistoryPoints < 2 {
 		return usageErrorf("--history-points must be at least 2, got %d", o.HistoryPoints)
@@ -168,16 +169,14 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config, out, errOut io.Writ
 		_ = ln.Close()
 		return err
 	}
-	limits := defaultConnLimits
-	limits.perAddr = o.MaxClientConnections
-	hs := limits.server(closeRefused(handler))
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
 		_ = hs.Shutdown(shutdown)
 	}()
-	if err := hs.Serve(limits.listen(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -197,15 +196,21 @@ func (o *Options) secure(srv *Server, cfg *rest.Config, addr net.Addr, out io.Wr
 		}
 		return auth.Wrap(srv.Handler()), nil
 	}
-	header := ""
+	header, groups := "", ""
+	var proxy *Proxy
 	if o.AuthMode == "header" {
-		header = o.UserHeader
+		var err error
+		if proxy, err = o.Header.Proxy(); err != nil {
+			return nil, err
+		}
+		header, groups = o.UserHeader, o.GroupsHeader
 	}
 	reviews, err := kubeauth.NewReviewClient(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	srv.Access, srv.BaseConfig = NewAccess(reviews, header, o.GroupsHeader), cfg
+	srv.Access, srv.BaseConfig = NewAccess(reviews, header, groups), cfg
+	srv.Access.Proxy = proxy
 	_, _ = fmt.Fprintf(out, "Gantry UI (%s mode): http://%s/jobs\n", o.AuthMode, addr)
 	return srv.Access.Wrap(srv.Handler()), nil
 }

@@ -21,6 +21,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -29,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/ui"
 	"github.com/gantry-ml/gantry/test/util"
 )
@@ -51,6 +54,18 @@ func request(srv *httptest.Server, path string, header map[string]string) (int, 
 	body, err := io.ReadAll(resp.Body)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return resp.StatusCode, string(body)
+}
+
+const proxySecret = "the-proxy-secret-0123456789abcdef"
+
+// proxyOf is header mode's proxy check with proxySecret in a file, as gantry-ui loads it.
+func proxyOf(h ui.HeaderOptions) *ui.Proxy {
+	ginkgo.GinkgoHelper()
+	h.ProxySecretFile = filepath.Join(ginkgo.GinkgoT().TempDir(), "proxy-secret")
+	gomega.Expect(os.WriteFile(h.ProxySecretFile, []byte(proxySecret), 0o600)).To(gomega.Succeed())
+	p, err := h.Proxy()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	return p
 }
 
 // readerOf binds the service account to reading TrainJobs, pods, logs and events of ns.
@@ -114,16 +129,47 @@ var _ = ginkgo.Describe("sign-in modes", func() {
 		cs, err := kubernetes.NewForConfig(fwk.Config)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		srv.Access = ui.NewAccess(cs, "kubeflow-userid", "")
+		srv.Access.Proxy = proxyOf(ui.HeaderOptions{AllowedUsers: []string{"system:serviceaccount:team-*"}})
 		ts := httptest.NewServer(srv.Access.Wrap(srv.Handler()))
 		defer ts.Close()
-		code, body := request(ts, "/jobs?ns="+a, nil)
+		code, body := request(ts, "/jobs?ns="+a, map[string]string{ui.DefaultProxySecretHeader: proxySecret})
 		gomega.Expect(code).To(gomega.Equal(http.StatusUnauthorized))
 		gomega.Expect(strings.TrimSpace(body)).To(gomega.Equal("unauthenticated: the trusted proxy sent no kubeflow-userid header"))
-		user := map[string]string{"kubeflow-userid": "system:serviceaccount:" + a + ":alice"}
+		user := map[string]string{ui.DefaultProxySecretHeader: proxySecret, "kubeflow-userid": "system:serviceaccount:" + a + ":alice"}
 		code, _ = request(ts, "/jobs?ns="+a, user)
 		gomega.Expect(code).To(gomega.Equal(http.StatusOK))
 		code, _ = request(ts, "/jobs?ns="+b, user)
 		gomega.Expect(code).To(gomega.Equal(http.StatusForbidden))
+	})
+
+	// The attack of issue 34: a client that reaches the pod directly names itself system:masters.
+	ginkgo.It("header mode: an unverified client naming system:masters cannot list another namespace's TrainJobs", func() {
+		gomega.Expect(k8sClient.Create(ctx, trainJob(b, "secret-plans", "ui-torch"))).To(gomega.Succeed())
+		cs, err := kubernetes.NewForConfig(fwk.Config)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		srv.Access = ui.NewAccess(cs, "kubeflow-userid", "kubeflow-groups")
+		ts := httptest.NewServer(srv.Access.Wrap(srv.Handler()))
+		defer ts.Close()
+		// The UI holds the job before the attack, so a refusal is not an empty cache.
+		gomega.Eventually(func() (*trainer.TrainJob, error) { return store.TrainJob(ctx, b, "secret-plans") }).ShouldNot(gomega.BeNil())
+		masters := map[string]string{"kubeflow-userid": "mallory", "kubeflow-groups": "system:masters"}
+		code, body := request(ts, "/jobs?ns="+b, masters)
+		gomega.Expect(body).NotTo(gomega.ContainSubstring("secret-plans"))
+		gomega.Expect(code).To(gomega.Equal(http.StatusUnauthorized), body)
+		gomega.Expect(strings.TrimSpace(body)).To(gomega.Equal("unauthenticated: header mode has no verified proxy (--proxy-secret-file), so it trusts no kubeflow-userid header"))
+
+		// With the proxy's proof configured: a guessed secret is 401, and even the proxy may
+		// not name a group the admin did not allow.
+		srv.Access.Proxy = proxyOf(ui.HeaderOptions{AllowedGroups: []string{"team-*"}})
+		masters[ui.DefaultProxySecretHeader] = "guessed-guessed-guessed"
+		code, body = request(ts, "/jobs?ns="+b, masters)
+		gomega.Expect(code).To(gomega.Equal(http.StatusUnauthorized), body)
+		gomega.Expect(body).To(gomega.ContainSubstring("X-Gantry-Proxy-Secret is wrong"))
+		masters[ui.DefaultProxySecretHeader] = proxySecret
+		code, body = request(ts, "/jobs?ns="+b, masters)
+		gomega.Expect(code).To(gomega.Equal(http.StatusForbidden), body)
+		gomega.Expect(body).NotTo(gomega.ContainSubstring("secret-plans"))
+		gomega.Expect(strings.TrimSpace(body)).To(gomega.Equal(`forbidden: the proxy named group "system:masters" (kubeflow-groups), which --allowed-groups does not allow to be impersonated`))
 	})
 })
 
