@@ -51,6 +51,8 @@ type Options struct {
 	TokenFile     string
 	// Header is header mode's proxy proof and impersonation limits (proxy.go).
 	Header HeaderOptions
+	// MaxClientConnections is how many connections one client address may hold open.
+	MaxClientConnections int
 	// Namespaces limits the UI to these namespaces; empty is every namespace.
 	Namespaces []string
 }
@@ -62,6 +64,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.UserHeader, "user-header", "kubeflow-userid", "With --auth-mode=header, the header the trusted proxy names the user in.")
 	fs.StringVar(&o.GroupsHeader, "groups-header", "", "With --auth-mode=header, a header with the user's groups, comma-separated.")
 	fs.StringVar(&o.TokenFile, "token-file", "", "With --auth-mode=kubeconfig, keep the login token in this file (created 0600 if missing), so the link survives a restart.")
+	fs.IntVar(&o.MaxClientConnections, "max-client-connections", DefaultMaxClientConnections,
+		"Connections one client address may hold open (of 1,024); a proxy in front of the UI is one address for all its users.")
 	o.Header.AddFlags(fs)
 	fs.BoolVar(&o.OpenBrowser, "open", false, "Open the login link in the browser.")
 	fs.IntVar(&o.HistoryPoints, "history-points", DefaultHistoryPoints, "Points kept per job for the progress curves.")
@@ -116,6 +120,9 @@ func (o *Options) Validate() error {
 	default:
 		return usageErrorf(`--auth-mode must be "kubeconfig", "token" or "header", got %q`, o.AuthMode)
 	}
+	if o.MaxClientConnections < 1 {
+		return usageErrorf("--max-client-connections must be at least 1, got %d", o.MaxClientConnections)
+	}
 	if o.AuthMode == "header" {
 		if err := o.Header.Validate(o.GroupsHeader); err != nil {
 			return err
@@ -169,14 +176,16 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config, out, errOut io.Writ
 		_ = ln.Close()
 		return err
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	limits := defaultConnLimits
+	limits.perAddr = o.MaxClientConnections
+	hs := limits.server(closeRefused(handler))
 	go func() {
 		<-ctx.Done()
 		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
 		_ = hs.Shutdown(shutdown)
 	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(limits.listen(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
