@@ -70,7 +70,7 @@ func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) error {
 		}
 	}
 	r.build(ctx, s)
-	return nil
+	return r.addOutcomeFinalizer(ctx, s.jobSet)
 }
 
 // hadJobSet tells from the TrainJob's status that a JobSet existed and reported: its replicated

@@ -122,6 +122,22 @@ func (r *TrainJobReconciler) releaseOrphanJobSet(ctx context.Context, key types.
 	return r.removeOutcomeFinalizer(ctx, js)
 }
 
+// addOutcomeFinalizer adds OutcomeFinalizer to a running JobSet that lacks it: one Gantry took
+// over (built by Kubeflow Trainer or a Gantry before the finalizer), which the build never
+// rewrites while it runs. Without it, a JobSet that ends and is deleted while the manager is down
+// leaves nothing to tell how it ended, and the TrainJob would be recorded as Failed.
+func (r *TrainJobReconciler) addOutcomeFinalizer(ctx context.Context, js *jobsetv1alpha2.JobSet) error {
+	if js == nil || !js.DeletionTimestamp.IsZero() || apply.Finished(js) || controllerutil.ContainsFinalizer(js, OutcomeFinalizer) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(js.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(js, OutcomeFinalizer)
+	if err := r.client.Patch(ctx, js, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("adding the outcome finalizer to the JobSet %s: %w", js.Name, err)
+	}
+	return nil
+}
+
 // removeOutcomeFinalizer removes OutcomeFinalizer from js, keeping any other finalizer (the
 // optimistic lock makes a concurrent change retry instead of being overwritten).
 func (r *TrainJobReconciler) removeOutcomeFinalizer(ctx context.Context, js *jobsetv1alpha2.JobSet) error {

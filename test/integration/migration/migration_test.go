@@ -234,12 +234,31 @@ var _ = ginkgo.Describe("moving from Kubeflow Trainer v2.3's Helm chart to Gantr
 			g.Expect(tj.Status.JobsStatus).To(gomega.Equal([]trainer.JobStatus{jobStatus("node", 1, 1, 1, 0)}))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 		expectKept(tj, tj.Spec, tj.Status.Conditions, before["running"])
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(k8sClient.Get(ctx, key(userNS, "running"), js)).To(gomega.Succeed())
+			g.Expect(js.Finalizers).To(gomega.ContainElement(controller.OutcomeFinalizer), "the adopted running JobSet keeps its outcome for Gantry")
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Expect(js.Generation).To(gomega.Equal(int64(1)), "the finalizer is metadata: the running JobSet's spec is untouched")
+	})
 
+	ginkgo.It("records the adopted JobSet's completion when it completed and was deleted while the manager was down", func() {
+		gomega.Expect(gantry.Stop()).To(gomega.Succeed())
+		gantry = nil
+		js := &jobsetv1alpha2.JobSet{}
+		gomega.Expect(k8sClient.Get(ctx, key(userNS, "running"), js)).To(gomega.Succeed())
 		completeJobSet(js)
+		// JobSet's ttlSecondsAfterFinished, or a user, while no Gantry watches.
+		gomega.Expect(k8sClient.Delete(ctx, js)).To(gomega.Succeed())
+		gantry = startGantry()
+
+		tj := &trainer.TrainJob{}
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(k8sClient.Get(ctx, key(userNS, "running"), tj)).To(gomega.Succeed())
+			g.Expect(apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed)).To(gomega.BeFalse(),
+				"recorded Failed: %v", apimeta.FindStatusCondition(tj.Status.Conditions, trainer.TrainJobFailed))
 			g.Expect(apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete)).To(gomega.BeTrue())
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(gone(js), util.Timeout, util.Interval).Should(gomega.BeTrue(), "released once its outcome is recorded")
 	})
 
 	ginkgo.It("keeps the suspended TrainJob, and renders its JobSet anew when it is resumed", func() {
