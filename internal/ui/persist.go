@@ -49,16 +49,19 @@ type persister struct {
 	client   client.Client
 	history  *History
 	interval time.Duration
+	// namespaces, when set, are the only ones restore lists: a UI limited to one namespace
+	// needs the ConfigMaps of that namespace only (a Role), not of every one.
+	namespaces []string
 
 	mu    sync.Mutex
 	dirty map[types.UID]*trainer.TrainJob
 }
 
-func newPersister(c client.Client, h *History, interval time.Duration) *persister {
+func newPersister(c client.Client, h *History, interval time.Duration, namespaces []string) *persister {
 	if interval <= 0 {
 		interval = defaultFlushTime
 	}
-	return &persister{client: c, history: h, interval: interval, dirty: map[types.UID]*trainer.TrainJob{}}
+	return &persister{client: c, history: h, interval: interval, namespaces: namespaces, dirty: map[types.UID]*trainer.TrainJob{}}
 }
 
 // mark remembers that a job's series changed.
@@ -71,11 +74,27 @@ func (p *persister) mark(tj *trainer.TrainJob) {
 // restore loads every saved series, a page of ConfigMaps at a time so a thousand saved curves
 // do not sit in memory twice; a broken one is skipped with its reason, never fatal.
 func (p *persister) restore(ctx context.Context) []error {
+	if len(p.namespaces) == 0 {
+		return p.restoreIn(ctx, "")
+	}
+	var errs []error
+	for _, ns := range p.namespaces {
+		errs = append(errs, p.restoreIn(ctx, ns)...)
+	}
+	return errs
+}
+
+// restoreIn restores the series saved in namespace ns ("" for every namespace).
+func (p *persister) restoreIn(ctx context.Context, ns string) []error {
 	var errs []error
 	cont := ""
 	for {
 		list := &corev1.ConfigMapList{}
-		if err := p.client.List(ctx, list, client.HasLabels{HistoryLabel}, client.Limit(restorePage), client.Continue(cont)); err != nil {
+		opts := []client.ListOption{client.HasLabels{HistoryLabel}, client.Limit(restorePage), client.Continue(cont)}
+		if ns != "" {
+			opts = append(opts, client.InNamespace(ns))
+		}
+		if err := p.client.List(ctx, list, opts...); err != nil {
 			return append(errs, fmt.Errorf("listing the progress history ConfigMaps: %w", err))
 		}
 		for i := range list.Items {

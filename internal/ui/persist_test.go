@@ -96,7 +96,7 @@ func TestFlushOutlivesAnotherWriter(t *testing.T) {
 			c := b.WithInterceptorFuncs(funcs).Build()
 			h := NewHistory(100)
 			h.Observe(tj)
-			p := newPersister(c, h, 0)
+			p := newPersister(c, h, 0, nil)
 			p.mark(tj)
 			var reported []string
 			p.flush(context.Background(), func(err error) { reported = append(reported, err.Error()) })
@@ -114,6 +114,42 @@ func TestFlushOutlivesAnotherWriter(t *testing.T) {
 			}
 			if !raced || string(cm.BinaryData[historyKey]) != string(want) {
 				t.Errorf("raced %t; the ConfigMap holds %q, want this UI's history", raced, cm.BinaryData[historyKey])
+			}
+		})
+	}
+}
+
+// A UI limited to namespaces lists the history ConfigMaps of those namespaces only, so the
+// chart can grant it ConfigMaps in a Role there instead of in every namespace.
+func TestRestoreListsOnlyItsNamespaces(t *testing.T) {
+	cases := []struct {
+		name       string
+		namespaces []string
+		want       []string
+	}{
+		{name: "every namespace", want: []string{""}},
+		{name: "one namespace", namespaces: []string{"team-a"}, want: []string{"team-a"}},
+		{name: "two namespaces", namespaces: []string{"team-a", "team-b"}, want: []string{"team-a", "team-b"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			_ = corev1.AddToScheme(s)
+			var listed []string
+			c := fake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
+				List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+					o := &client.ListOptions{}
+					o.ApplyOptions(opts)
+					listed = append(listed, o.Namespace)
+					return c.List(ctx, list, opts...)
+				},
+			}).Build()
+			p := newPersister(c, NewHistory(10), 0, tc.namespaces)
+			if errs := p.restore(context.Background()); len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if diff := cmp.Diff(tc.want, listed); diff != "" {
+				t.Errorf("namespaces listed (-want +got):\n%s", diff)
 			}
 		})
 	}

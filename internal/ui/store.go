@@ -109,7 +109,7 @@ func NewStore(cfg *rest.Config, opts StoreOptions) (*Store, error) {
 		st.warn = func(error) {}
 	}
 	if opts.PersistHistory {
-		st.persist = newPersister(direct, st.History, opts.FlushInterval)
+		st.persist = newPersister(direct, st.History, opts.FlushInterval, opts.Namespaces)
 	}
 	return st, nil
 }
