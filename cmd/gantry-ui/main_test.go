@@ -47,6 +47,12 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "history points", args: []string{"--history-points", "1"}, wantCode: exitUsage, wantErrOut: "--history-points must be at least 2, got 1"},
 		{name: "kubeconfig mode off loopback", args: []string{"--address", "0.0.0.0:8080"}, wantCode: exitUsage,
 			wantErrOut: "kubeconfig mode serves your own identity, so it listens on loopback only"},
+		{name: "header mode without the proxy's proof", args: []string{"--auth-mode", "header", "--address", "0.0.0.0:8080"}, wantCode: exitUsage,
+			wantErrOut: "--auth-mode=header trusts the user header only from a verified proxy: set --proxy-secret-file"},
+		{name: "groups header without allowed groups", args: []string{"--auth-mode", "header", "--proxy-secret-file", missing, "--groups-header", "kubeflow-groups"},
+			wantCode: exitUsage, wantErrOut: "--groups-header kubeflow-groups needs --allowed-groups"},
+		{name: "unreadable proxy secret", args: []string{"--auth-mode", "header", "--proxy-secret-file", missing},
+			wantCode: exitUsage, wantErrOut: "--proxy-secret-file: open " + missing},
 		{name: "kubeconfig missing", args: []string{"--kubeconfig", missing}, wantCode: exitUsage, wantErrOut: "error: loading the kubeconfig:"},
 	}
 	for _, tc := range cases {

@@ -67,7 +67,9 @@ func (h *HeaderOptions) Validate(groupsHeader string) error {
 			return usageErrorf("--allowed-users/--allowed-groups %q: a name, or a prefix ending in '*'", p)
 		}
 	}
-	return nil
+	// Read the secret now, so a wrong file stops the UI before it connects.
+	_, err := h.Proxy()
+	return err
 }
 
 func (h *HeaderOptions) secretHeader() string {
