@@ -23,10 +23,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +45,8 @@ type Options struct {
 	UserHeader    string
 	GroupsHeader  string
 	TokenFile     string
+	// NewLink replaces the token of TokenFile with a new one.
+	NewLink bool
 	// Header is header mode's proxy proof and impersonation limits (proxy.go).
 	Header HeaderOptions
 	// MaxClientConnections is how many connections one client address may hold open.
@@ -63,11 +61,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AuthMode, "auth-mode", "kubeconfig", "How users sign in: kubeconfig (your identity, loopback only), token or header.")
 	fs.StringVar(&o.UserHeader, "user-header", "kubeflow-userid", "With --auth-mode=header, the header the trusted proxy names the user in.")
 	fs.StringVar(&o.GroupsHeader, "groups-header", "", "With --auth-mode=header, a header with the user's groups, comma-separated.")
-	fs.StringVar(&o.TokenFile, "token-file", "", "With --auth-mode=kubeconfig, keep the login token in this file (created 0600 if missing), so the link survives a restart.")
+	fs.StringVar(&o.TokenFile, "token-file", "", "With --auth-mode=kubeconfig, keep the login token in this file (created 0600 if missing, refused if others may read it), so each start of the UI accepts the same link once.")
+	fs.BoolVar(&o.NewLink, "new-link", false, "With --token-file, replace the saved login token: the old link stops working.")
 	fs.IntVar(&o.MaxClientConnections, "max-client-connections", DefaultMaxClientConnections,
 		"Connections one client address may hold open (of 1,024); a proxy in front of the UI is one address for all its users.")
 	o.Header.AddFlags(fs)
-	fs.BoolVar(&o.OpenBrowser, "open", false, "Open the login link in the browser.")
+	fs.BoolVar(&o.OpenBrowser, "open", false, "Sign the browser in: it opens a local page (mode 0600) that posts the login token, so the token is not in the browser's command line.")
 	fs.IntVar(&o.HistoryPoints, "history-points", DefaultHistoryPoints, "Points kept per job for the progress curves.")
 	fs.StringVar(&o.History, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
 }
@@ -201,7 +200,9 @@ func (o *Options) secure(srv *Server, cfg *rest.Config, addr net.Addr, out io.Wr
 		link := fmt.Sprintf("http://%s/jobs?token=%s", addr, auth.Token())
 		_, _ = fmt.Fprintf(out, "Gantry UI: %s\n", link)
 		if o.OpenBrowser {
-			openURL(link)
+			if _, err := openLogin(auth, addr.String(), browserCommand); err != nil {
+				_, _ = fmt.Fprintf(out, "Could not open the browser (%v): open the link above.\n", err)
+			}
 		}
 		return auth.Wrap(srv.Handler()), nil
 	}
@@ -224,15 +225,6 @@ func (o *Options) secure(srv *Server, cfg *rest.Config, addr net.Addr, out io.Wr
 	return srv.Access.Wrap(srv.Handler()), nil
 }
 
-// openURL starts the desktop's browser; failing that, the printed link is enough.
-func openURL(link string) {
-	name := "xdg-open"
-	if runtime.GOOS == "darwin" {
-		name = "open"
-	}
-	_ = exec.Command(name, link).Start()
-}
-
 // onceEach passes each distinct error to warn once: a failure that repeats every few seconds is
 // told once, not every time.
 func onceEach(warn func(error)) func(error) {
@@ -246,28 +238,4 @@ func onceEach(warn func(error)) func(error) {
 			warn(err)
 		}
 	}
-}
-
-// localAuth is kubeconfig mode's login: a new token, or the one of --token-file.
-func (o *Options) localAuth() (*LocalAuth, error) {
-	if o.TokenFile == "" {
-		return NewLocalAuth()
-	}
-	if data, err := os.ReadFile(o.TokenFile); err == nil {
-		auth, err := LocalAuthWithToken(strings.TrimSpace(string(data)))
-		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("--token-file %s: %w", o.TokenFile, err)}
-		}
-		return auth, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("--token-file: %w", err)
-	}
-	auth, err := NewLocalAuth()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(o.TokenFile, []byte(auth.Token()+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
-	}
-	return auth, nil
 }
