@@ -133,41 +133,75 @@ func (c *Cluster) installManagerIdentity(ctx context.Context, cl client.Client) 
 }
 
 // managerRBACProbes checks that config/rbac binds the ServiceAccount the manager runs as, and
-// returns one request per role it grants, to tell when the authorizer has every binding.
+// returns one request per role bound to it (by the role's first rule that names a resource), to
+// tell when the authorizer has every binding. Roles bound to others, such as the metrics reader
+// (non-resource URLs, for the scraper), are not the manager's to wait for.
 func managerRBACProbes(objs []*unstructured.Unstructured) ([]authorizationv1.ResourceAttributes, error) {
-	var probes []authorizationv1.ResourceAttributes
+	bound := map[string]bool{}
 	foundSA := false
 	for _, o := range objs {
 		switch o.GetKind() {
 		case "ServiceAccount":
 			foundSA = foundSA || (o.GetNamespace() == gantryNamespace && o.GetName() == gantryServiceAccount)
-		case "Role", "ClusterRole":
-			var role rbacv1.ClusterRole
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+		case "RoleBinding", "ClusterRoleBinding":
+			var b rbacv1.RoleBinding
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &b); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", o.GetKind(), objectName(o), err)
 			}
-			if len(role.Rules) == 0 {
-				continue
+			for _, s := range b.Subjects {
+				if s.Kind == rbacv1.ServiceAccountKind && s.Name == gantryServiceAccount && cmp.Or(s.Namespace, o.GetNamespace()) == gantryNamespace {
+					bound[roleKey(b.RoleRef.Kind, o.GetNamespace(), b.RoleRef.Name)] = true
+				}
 			}
-			r := role.Rules[0]
-			if len(r.APIGroups) == 0 || len(r.Resources) == 0 || len(r.Verbs) == 0 {
-				return nil, fmt.Errorf("%s %s: the first rule names no resource", o.GetKind(), objectName(o))
-			}
-			resource, sub, _ := strings.Cut(r.Resources[0], "/")
-			attrs := authorizationv1.ResourceAttributes{
-				Namespace: cmp.Or(o.GetNamespace(), gantryNamespace), Verb: r.Verbs[0],
-				Group: r.APIGroups[0], Resource: resource, Subresource: sub,
-			}
-			if len(r.ResourceNames) > 0 {
-				attrs.Name = r.ResourceNames[0]
-			}
-			probes = append(probes, attrs)
 		}
 	}
 	if !foundSA {
 		return nil, fmt.Errorf("config/rbac has no ServiceAccount %s/%s, which the local cluster runs the manager as", gantryNamespace, gantryServiceAccount)
 	}
+	var probes []authorizationv1.ResourceAttributes
+	for _, o := range objs {
+		if (o.GetKind() != "Role" && o.GetKind() != "ClusterRole") || !bound[roleKey(o.GetKind(), o.GetNamespace(), o.GetName())] {
+			continue
+		}
+		attrs, err := roleProbe(o)
+		if err != nil {
+			return nil, err
+		}
+		probes = append(probes, attrs)
+	}
 	return probes, nil
+}
+
+// roleKey names a role as a binding refers to it: a ClusterRole by name, a Role in the
+// binding's namespace.
+func roleKey(kind, namespace, name string) string {
+	if kind == "ClusterRole" {
+		return kind + "/" + name
+	}
+	return kind + "/" + namespace + "/" + name
+}
+
+// roleProbe is a request the role o allows: its first rule that names a resource.
+func roleProbe(o *unstructured.Unstructured) (authorizationv1.ResourceAttributes, error) {
+	var role rbacv1.ClusterRole
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+		return authorizationv1.ResourceAttributes{}, fmt.Errorf("%s %s: %w", o.GetKind(), objectName(o), err)
+	}
+	for _, r := range role.Rules {
+		if len(r.APIGroups) == 0 || len(r.Resources) == 0 || len(r.Verbs) == 0 {
+			continue
+		}
+		resource, sub, _ := strings.Cut(r.Resources[0], "/")
+		attrs := authorizationv1.ResourceAttributes{
+			Namespace: cmp.Or(o.GetNamespace(), gantryNamespace), Verb: r.Verbs[0],
+			Group: r.APIGroups[0], Resource: resource, Subresource: sub,
+		}
+		if len(r.ResourceNames) > 0 {
+			attrs.Name = r.ResourceNames[0]
+		}
+		return attrs, nil
+	}
+	return authorizationv1.ResourceAttributes{}, fmt.Errorf("%s %s is bound to the manager but no rule of it names a resource", o.GetKind(), objectName(o))
 }
 
 // RESTConfig reaches the cluster as its administrator.

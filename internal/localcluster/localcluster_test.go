@@ -28,7 +28,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // The certificates seeded into a rotator's Secret must be ones cert-controller keeps: its CA
@@ -225,5 +227,54 @@ func TestPortFree(t *testing.T) {
 	_ = l.Close()
 	if !portFree(port) {
 		t.Errorf("port %s is closed, but reported in use", strconv.Itoa(port))
+	}
+}
+
+// Only the roles bound to the manager's ServiceAccount are probed, each by its first rule that
+// names a resource: a ClusterRole for metrics scrapers (nonResourceURLs, bound to nobody) is not
+// the manager's to wait for.
+func TestManagerRBACProbes(t *testing.T) {
+	obj := func(y string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	sa := obj("kind: ServiceAccount\nmetadata: {name: " + gantryServiceAccount + ", namespace: " + gantryNamespace + "}")
+	manager := obj(`kind: ClusterRole
+metadata: {name: manager}
+rules:
+- {nonResourceURLs: [/healthz], verbs: [get]}
+- {apiGroups: [jobset.x-k8s.io], resources: [jobsets/status], verbs: [get]}`)
+	managerBinding := obj("kind: ClusterRoleBinding\nmetadata: {name: manager}\nroleRef: {kind: ClusterRole, name: manager}\n" +
+		"subjects: [{kind: ServiceAccount, name: " + gantryServiceAccount + ", namespace: " + gantryNamespace + "}]")
+	election := obj("kind: Role\nmetadata: {name: election, namespace: " + gantryNamespace + "}\n" +
+		"rules: [{apiGroups: [coordination.k8s.io], resources: [leases], verbs: [create]}]")
+	electionBinding := obj("kind: RoleBinding\nmetadata: {name: election, namespace: " + gantryNamespace + "}\nroleRef: {kind: Role, name: election}\n" +
+		"subjects: [{kind: ServiceAccount, name: " + gantryServiceAccount + ", namespace: " + gantryNamespace + "}]")
+	metricsReader := obj("kind: ClusterRole\nmetadata: {name: metrics-reader}\nrules: [{nonResourceURLs: [/metrics], verbs: [get]}]")
+	unbound := obj("kind: ClusterRole\nmetadata: {name: edit}\nrules: [{apiGroups: [trainer.kubeflow.org], resources: [trainjobs], verbs: [create]}]")
+	otherBinding := obj("kind: ClusterRoleBinding\nmetadata: {name: edit}\nroleRef: {kind: ClusterRole, name: edit}\n" +
+		"subjects: [{kind: ServiceAccount, name: someone, namespace: " + gantryNamespace + "}]")
+
+	got, err := managerRBACProbes([]*unstructured.Unstructured{sa, manager, managerBinding, election, electionBinding, metricsReader, unbound, otherBinding})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []authorizationv1.ResourceAttributes{
+		{Namespace: gantryNamespace, Verb: "get", Group: "jobset.x-k8s.io", Resource: "jobsets", Subresource: "status"},
+		{Namespace: gantryNamespace, Verb: "create", Group: "coordination.k8s.io", Resource: "leases"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("probes (-want +got):\n%s", diff)
+	}
+
+	if _, err := managerRBACProbes([]*unstructured.Unstructured{manager, managerBinding}); err == nil {
+		t.Error("config/rbac without the ServiceAccount was accepted")
+	}
+	onlyURLs := obj("kind: ClusterRole\nmetadata: {name: manager}\nrules: [{nonResourceURLs: [/metrics], verbs: [get]}]")
+	if _, err := managerRBACProbes([]*unstructured.Unstructured{sa, onlyURLs, managerBinding}); err == nil {
+		t.Error("a role bound to the manager that names no resource was accepted")
 	}
 }
