@@ -180,8 +180,7 @@ func TestHeaderModeWithoutProofRefusesToStart(t *testing.T) {
 			if err == nil {
 				_, err = tt.opts.Proxy()
 			}
-			var ue *UsageError
-			if !errors.As(err, &ue) {
+			if _, ok := errors.AsType[*UsageError](err); !ok {
 				t.Fatalf("want a usage error, got %v", err)
 			}
 			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
