@@ -17,15 +17,11 @@ limitations under the License.
 package ui
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
-	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -35,21 +31,63 @@ import (
 // chart of a few hundred pixels can show, at a few bytes a point.
 const DefaultHistoryPoints = 2000
 
-// History keeps what status.trainerStatus said over time. The API keeps only the last report
-// (each replaces it whole), so the UI samples every change its informer sees.
-type History struct {
-	mu   sync.RWMutex
-	max  int
-	jobs map[types.UID]*series
+// DefaultHistoryMetricNames bounds the metric names charted per job: training reports a handful
+// (loss, accuracy, learning rate, throughput), and a job that names its metrics anew at every
+// report (issue 34: 256 new names a second) gets no more columns than this.
+const DefaultHistoryMetricNames = 32
+
+// DefaultHistoryBytes is the memory budget of every series together. 32 MiB holds about 740 jobs
+// of three metrics at their full 2,000 points, or 118 at the full 32 names, and leaves the rest
+// of the chart's 128 MiB limit to the informers, the mapped code and the garbage collector's
+// headroom (the heap grows to twice what is live before a collection).
+const DefaultHistoryBytes = 32 << 20
+
+// HistoryLimits bound the history; a zero field takes its default.
+type HistoryLimits struct {
+	// Points is the most points a job's series keeps (--history-points).
+	Points int
+	// MetricNames is the most metric names charted per job, the first it reports
+	// (--history-metric-names).
+	MetricNames int
+	// Bytes is the memory budget of every series together (--history-memory).
+	Bytes int64
 }
 
-// NewHistory keeps up to max points per job.
-func NewHistory(max int) *History {
-	if max <= 0 {
-		max = DefaultHistoryPoints
+func (l HistoryLimits) withDefaults() HistoryLimits {
+	if l.Points <= 0 {
+		l.Points = DefaultHistoryPoints
 	}
-	return &History{max: max, jobs: map[types.UID]*series{}}
+	if l.MetricNames <= 0 {
+		l.MetricNames = DefaultHistoryMetricNames
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = DefaultHistoryBytes
+	}
+	return l
 }
+
+// History keeps what status.trainerStatus said over time. The API keeps only the last report
+// (each replaces it whole), so the UI samples every change its informer sees, within its limits.
+type History struct {
+	mu     sync.RWMutex
+	limits HistoryLimits
+	jobs   map[types.UID]*series
+	// used is what the series reserved of limits.Bytes (history_budget.go).
+	used int64
+	// Values not kept, by reason, and finished jobs whose series made room: /metrics.
+	droppedNames, droppedMemory, evicted int64
+}
+
+// NewHistory keeps up to points points per job, within the default limits otherwise.
+func NewHistory(points int) *History { return NewBoundedHistory(HistoryLimits{Points: points}) }
+
+// NewBoundedHistory keeps within l.
+func NewBoundedHistory(l HistoryLimits) *History {
+	return &History{limits: l.withDefaults(), jobs: map[types.UID]*series{}}
+}
+
+// Limits are the history's bounds, defaults filled in.
+func (h *History) Limits() HistoryLimits { return h.limits }
 
 // series is one job's history, stored by column so a point costs its numbers only (8 bytes of
 // time, 2 of progress, 4 per metric): 1,000 jobs of 500 points fit in about 11 MiB.
@@ -59,17 +97,22 @@ type series struct {
 	at      []int64     // unix milliseconds of trainerStatus.lastUpdatedTime, increasing
 	percent []int16     // -1 when not reported
 	values  [][]float32 // values[metric][point]; NaN when the point lacks it or it is no number
+	// seen is the time of the last report observed, kept or not: a report seen again (a resync,
+	// another status change) is neither kept nor counted twice.
+	seen int64
+	// reserved is what the series holds of the budget: each column at its full length, reserved
+	// when its name first appears, so a curve once charted always has room for its next points.
+	reserved int64
+	// finished: the job completed or failed, so its series may make room for a running job's.
+	finished bool
+	evicted  bool
+	note     HistoryNote
 }
-
-func newSeries() *series { return &series{index: map[string]int{}} }
 
 func (s *series) len() int { return len(s.at) }
 
 // column adds a column for a new metric, NaN for the points before it.
 func (s *series) column(name string) {
-	if _, ok := s.index[name]; ok {
-		return
-	}
 	col := make([]float32, len(s.at), cap(s.at))
 	for i := range col {
 		col[i] = nan
@@ -81,55 +124,111 @@ func (s *series) column(name string) {
 
 var nan = float32(math.NaN())
 
-// add appends a point; vals maps metric names (columns added before) to values.
-func (s *series) add(at int64, percent int16, vals map[string]float32) {
-	s.at = append(s.at, at)
-	s.percent = append(s.percent, percent)
+// add appends a point; vals maps metric names (columns added before) to values. No slice grows
+// past capacity, the length a series reaches before it is thinned, so its reservation holds.
+func (s *series) add(at int64, percent int16, vals map[string]float32, capacity int) {
+	s.at = appendCapped(s.at, at, capacity)
+	s.percent = appendCapped(s.percent, percent, capacity)
 	for i, name := range s.names {
 		v, ok := vals[name]
 		if !ok {
 			v = nan
 		}
-		s.values[i] = append(s.values[i], v)
+		s.values[i] = appendCapped(s.values[i], v, capacity)
 	}
 }
 
+// appendCapped appends x, growing xs by doubling but never beyond capacity elements (append's
+// own growth would reach 2,560 for a series of 2,001).
+func appendCapped[T any](xs []T, x T, capacity int) []T {
+	if len(xs) == cap(xs) {
+		grown := make([]T, len(xs), max(min(max(2*cap(xs), 16), capacity), len(xs)+1))
+		copy(grown, xs)
+		xs = grown
+	}
+	return append(xs, x)
+}
+
 // Observe records the TrainJob's current report, once: the same report seen again (a resync,
-// another status change) adds nothing. It reports whether a point was added.
+// another status change) adds nothing. It reports whether a point was added. Metric names beyond
+// the job's first MetricNames, and new series or names the budget has no room for, are not
+// charted: their values are counted as dropped and the job's note says how many.
 func (h *History) Observe(tj *trainer.TrainJob) bool {
 	ts := tj.Status.TrainerStatus
-	if ts == nil || ts.LastUpdatedTime.IsZero() {
-		return false
-	}
-	at := ts.LastUpdatedTime.UnixMilli()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.jobs[tj.UID]
+	if s != nil {
+		s.finished = finished(tj)
+	}
+	if ts == nil || ts.LastUpdatedTime.IsZero() || (s != nil && s.evicted) {
+		return false
+	}
+	at := ts.LastUpdatedTime.UnixMilli()
 	if s == nil {
-		s = newSeries()
+		s = &series{index: map[string]int{}, finished: finished(tj), seen: math.MinInt64}
 		h.jobs[tj.UID] = s
 	}
-	if n := s.len(); n > 0 && at <= s.at[n-1] {
+	if at <= s.seen {
+		return false
+	}
+	s.seen = at
+	if s.reserved == 0 && !h.reserve(s, h.limits.baseCost()) {
+		s.note = HistoryNote{Refused: true}
+		h.droppedMemory += int64(len(ts.Metrics))
+		if ts.ProgressPercentage != nil {
+			h.droppedMemory++
+		}
 		return false
 	}
 	percent := int16(-1)
 	if ts.ProgressPercentage != nil {
 		percent = int16(*ts.ProgressPercentage)
 	}
-	vals := make(map[string]float32, len(ts.Metrics))
+	var note HistoryNote
+	vals := make(map[string]float32, min(len(ts.Metrics), h.limits.MetricNames))
 	for _, m := range ts.Metrics {
-		s.column(m.Name) // columns in the order the metrics first appear
+		if !h.admit(s, m.Name, &note) {
+			continue // columns in the order the metrics first appear
+		}
 		v := nan
 		if f, err := strconv.ParseFloat(m.Value, 64); err == nil {
 			v = float32(f)
 		}
 		vals[m.Name] = v
 	}
-	s.add(at, percent, vals)
-	if s.len() > h.max {
-		s.thin(h.max)
+	s.add(at, percent, vals, h.limits.Points+1)
+	if s.len() > h.limits.Points {
+		s.thin(h.limits.Points)
 	}
+	s.note = note
 	return true
+}
+
+// admit reports whether name is charted for s: already, or as a new column within the job's
+// name limit and the budget. A name that is not is counted in note and the dropped values.
+func (h *History) admit(s *series, name string, note *HistoryNote) bool {
+	if _, ok := s.index[name]; ok {
+		return true
+	}
+	if len(s.names) >= h.limits.MetricNames {
+		note.BeyondLimit++
+		h.droppedNames++
+		return false
+	}
+	if !h.reserve(s, h.limits.columnCost(name)) {
+		note.OverBudget++
+		h.droppedMemory++
+		return false
+	}
+	s.column(name)
+	return true
+}
+
+// finished reports whether the job completed or failed.
+func finished(tj *trainer.TrainJob) bool {
+	return meta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete) ||
+		meta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed)
 }
 
 // thin drops every second point of the older half until the series fits in max: the curve
@@ -156,11 +255,14 @@ func filter[T any](xs []T, keep func(int) bool) []T {
 	return out
 }
 
-// Forget drops a deleted job's series.
+// Forget drops a deleted job's series and gives back its share of the budget.
 func (h *History) Forget(uid types.UID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.jobs, uid)
+	if s := h.jobs[uid]; s != nil {
+		h.used -= s.reserved
+		delete(h.jobs, uid)
+	}
 }
 
 // Curve is one chart: a metric (or "progress") over time.
@@ -176,7 +278,7 @@ func (h *History) Curves(uid types.UID) []Curve {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	s := h.jobs[uid]
-	if s == nil {
+	if s == nil || s.len() == 0 {
 		return nil
 	}
 	var out []Curve
@@ -222,114 +324,27 @@ func (h *History) Len(uid types.UID) int {
 	return 0
 }
 
-// persisted is the ConfigMap form of a series: gzip-compressed JSON, by column.
-type persisted struct {
-	Names   []string    `json:"names"`
-	At      []int64     `json:"at"`
-	Percent []int16     `json:"percent"`
-	Values  [][]float32 `json:"values"` // by metric; absent values written as 0 and listed in Missing
-	// Missing lists, per metric, the points that lack it (JSON has no NaN).
-	Missing [][]int `json:"missing"`
+// HistoryNote says what the history does not chart of a job, for its Progress tab: the user is
+// told, rather than left to think the values were lost.
+type HistoryNote struct {
+	// BeyondLimit is how many metrics of the job's last report are not charted because the job
+	// reported more names than MetricNames.
+	BeyondLimit int
+	// OverBudget is how many metrics of its last report are not charted because the history was
+	// at its memory budget when their names first appeared.
+	OverBudget int
+	// Refused: the job has no curves, as the history was at its budget when it first reported.
+	Refused bool
+	// Evicted: the finished job's curves were dropped to make room for a running job's.
+	Evicted bool
 }
 
-// Encode returns a job's series, compressed, for its progress ConfigMap.
-func (h *History) Encode(uid types.UID) ([]byte, error) {
+// Note is what the history does not chart of a job.
+func (h *History) Note(uid types.UID) HistoryNote {
 	h.mu.RLock()
-	var doc persisted
+	defer h.mu.RUnlock()
 	if s := h.jobs[uid]; s != nil {
-		doc.Names, doc.At, doc.Percent = slices.Clone(s.names), slices.Clone(s.at), slices.Clone(s.percent)
-		for _, col := range s.values {
-			vals := slices.Clone(col)
-			var missing []int
-			for i, v := range vals {
-				if math.IsNaN(float64(v)) {
-					vals[i] = 0
-					missing = append(missing, i)
-				}
-			}
-			doc.Values = append(doc.Values, vals)
-			doc.Missing = append(doc.Missing, missing)
-		}
+		return s.note
 	}
-	h.mu.RUnlock()
-	raw, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(raw); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// Restore loads a job's series from its ConfigMap. Points the informer recorded already are
-// newer than the saved ones and are kept after them.
-func (h *History) Restore(uid types.UID, data []byte) error {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return fmt.Errorf("reading the progress history: %w", err)
-	}
-	var doc persisted
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
-		return fmt.Errorf("decoding the progress history: %w", err)
-	}
-	n := len(doc.At)
-	if len(doc.Percent) != n || len(doc.Values) != len(doc.Names) || len(doc.Missing) > len(doc.Names) {
-		return fmt.Errorf("the progress history is inconsistent: %d times, %d progress values, %d metrics, %d columns",
-			n, len(doc.Percent), len(doc.Names), len(doc.Values))
-	}
-	s := &series{names: doc.Names, index: map[string]int{}, at: doc.At, percent: doc.Percent, values: doc.Values}
-	for m, name := range doc.Names {
-		s.index[name] = m
-		if len(doc.Values[m]) != n {
-			return fmt.Errorf("the progress history is inconsistent: metric %q has %d values for %d times", name, len(doc.Values[m]), n)
-		}
-		if m < len(doc.Missing) {
-			for _, i := range doc.Missing[m] {
-				if i >= 0 && i < n {
-					s.values[m][i] = nan
-				}
-			}
-		}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if cur := h.jobs[uid]; cur != nil && cur.len() > 0 {
-		s.merge(cur)
-	}
-	if s.len() > h.max {
-		s.thin(h.max)
-	}
-	h.jobs[uid] = s
-	return nil
-}
-
-// merge appends the points of newer that come after s's last one.
-func (s *series) merge(newer *series) {
-	first := newer.at[0]
-	keep := s.len()
-	for keep > 0 && s.at[keep-1] >= first {
-		keep--
-	}
-	s.at, s.percent = s.at[:keep], s.percent[:keep]
-	for m := range s.values {
-		s.values[m] = s.values[m][:keep]
-	}
-	for _, name := range newer.names {
-		s.column(name)
-	}
-	for i := range newer.at {
-		vals := map[string]float32{}
-		for m, name := range newer.names {
-			if v := newer.values[m][i]; !math.IsNaN(float64(v)) {
-				vals[name] = v
-			}
-		}
-		s.add(newer.at[i], newer.percent[i], vals)
-	}
+	return HistoryNote{}
 }

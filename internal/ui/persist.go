@@ -18,6 +18,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -72,20 +73,26 @@ func (p *persister) mark(tj *trainer.TrainJob) {
 }
 
 // restore loads every saved series, a page of ConfigMaps at a time so a thousand saved curves
-// do not sit in memory twice; a broken one is skipped with its reason, never fatal.
+// do not sit in memory twice; a broken one is skipped with its reason, never fatal. Those the
+// budget has no room for are told in one error, however many they are.
 func (p *persister) restore(ctx context.Context) []error {
-	if len(p.namespaces) == 0 {
-		return p.restoreIn(ctx, "")
-	}
 	var errs []error
+	full := 0
+	if len(p.namespaces) == 0 {
+		errs = p.restoreIn(ctx, "", &full)
+	}
 	for _, ns := range p.namespaces {
-		errs = append(errs, p.restoreIn(ctx, ns)...)
+		errs = append(errs, p.restoreIn(ctx, ns, &full)...)
+	}
+	if full > 0 {
+		errs = append(errs, fmt.Errorf("%d saved progress histories were %w", full, errHistoryFull))
 	}
 	return errs
 }
 
-// restoreIn restores the series saved in namespace ns ("" for every namespace).
-func (p *persister) restoreIn(ctx context.Context, ns string) []error {
+// restoreIn restores the series saved in namespace ns ("" for every namespace), counting in full
+// those the budget has no room for.
+func (p *persister) restoreIn(ctx context.Context, ns string, full *int) []error {
 	var errs []error
 	cont := ""
 	for {
@@ -103,7 +110,10 @@ func (p *persister) restoreIn(ctx context.Context, ns string) []error {
 			if owner == nil || owner.Kind != trainer.TrainJobKind {
 				continue
 			}
-			if err := p.history.Restore(owner.UID, cm.BinaryData[historyKey]); err != nil {
+			switch err := p.history.Restore(owner.UID, cm.BinaryData[historyKey]); {
+			case errors.Is(err, errHistoryFull):
+				*full++
+			case err != nil:
 				errs = append(errs, fmt.Errorf("ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err))
 			}
 		}
@@ -152,8 +162,12 @@ func raced(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlr
 
 // write saves the job's series in its ConfigMap, created owned by the job (the garbage
 // collector deletes it with the job). A ConfigMap of that name that is not the UI's is never
-// touched: the error names it.
+// touched: the error names it. A series with no points (its job's curves made room for a running
+// job's) is not written: the ConfigMap keeps the curve saved before.
 func (p *persister) write(ctx context.Context, tj *trainer.TrainJob) error {
+	if p.history.Len(tj.UID) == 0 {
+		return nil
+	}
 	data, err := p.history.Encode(tj.UID)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -152,5 +153,80 @@ func TestRestoreListsOnlyItsNamespaces(t *testing.T) {
 				t.Errorf("namespaces listed (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// historyConfigMap is the saved history of job uid, as a UI with --history=configmap leaves it.
+func historyConfigMap(ns, job string, uid types.UID, data []byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job + historySuffix, Labels: map[string]string{HistoryLabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: trainer.TrainJobKind, Name: job, UID: uid, Controller: ptr.To(true)}}},
+		BinaryData: map[string][]byte{historyKey: data},
+	}
+}
+
+// A finished job whose series made room for a running job's keeps its saved curve: the UI
+// must not overwrite the ConfigMap with the nothing it now holds.
+func TestFlushLeavesAnEvictedHistoryAlone(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(historyConfigMap("team-a", "old", "old", []byte("saved"))).Build()
+	limits := HistoryLimits{Points: 10}
+	limits.Bytes = limits.seriesCost("loss")
+	h := NewBoundedHistory(limits)
+	old := jobReport("old", 1, true, "loss", "1")
+	old.Namespace, old.Name = "team-a", "old"
+	h.Observe(old)
+	p := newPersister(c, h, 0, nil)
+	p.mark(old)
+	h.Observe(jobReport("new", 2, false, "loss", "1"))
+	if !h.Note("old").Evicted {
+		t.Fatal("the finished job's series was not evicted")
+	}
+	var reported []string
+	p.flush(context.Background(), func(err error) { reported = append(reported, err.Error()) })
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "team-a", Name: "old" + historySuffix}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("saved", string(cm.BinaryData[historyKey])); diff != "" {
+		t.Errorf("the saved history (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string(nil), reported); diff != "" {
+		t.Errorf("reported (-want,+got):\n%s", diff)
+	}
+}
+
+// Saved histories beyond the budget are not restored, and a restart says so once, not once per
+// ConfigMap.
+func TestRestoreReportsTheBudgetOnce(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	limits := HistoryLimits{Points: 10}
+	limits.Bytes = limits.seriesCost("loss")
+	saved := NewBoundedHistory(limits)
+	b := fake.NewClientBuilder().WithScheme(s)
+	// Listed by name, the newest first: the older two find no room.
+	for i, job := range []string{"a", "b", "c"} {
+		saved.Observe(jobReport(types.UID(job), 3-i, false, "loss", "1"))
+		data, err := saved.Encode(types.UID(job))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved.Forget(types.UID(job))
+		b = b.WithObjects(historyConfigMap("team-a", job, types.UID(job), data))
+	}
+	h := NewBoundedHistory(limits)
+	p := newPersister(b.Build(), h, 0, nil)
+	var got []string
+	for _, err := range p.restore(context.Background()) {
+		got = append(got, err.Error())
+	}
+	want := []string{"2 saved progress histories were not restored: the progress history is at its memory budget (--history-memory)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reported (-want,+got):\n%s", diff)
+	}
+	if st := h.Stats(); st.Jobs != 1 || st.DroppedMemory != 2 || h.Len("a") != 1 {
+		t.Errorf("restored %d jobs (a: %d points) and dropped %d values, want job a and 2 values", st.Jobs, h.Len("a"), st.DroppedMemory)
 	}
 }

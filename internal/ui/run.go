@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -45,6 +46,11 @@ type Options struct {
 	UserHeader    string
 	GroupsHeader  string
 	TokenFile     string
+
+	// HistoryMetricNames and HistoryMemory bound the progress history (HistoryLimits).
+	HistoryMetricNames int
+	HistoryMemory      string
+
 	// NewLink replaces the token of TokenFile with a new one.
 	NewLink bool
 	// Header is header mode's proxy proof and impersonation limits (proxy.go).
@@ -68,6 +74,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Header.AddFlags(fs)
 	fs.BoolVar(&o.OpenBrowser, "open", false, "Sign the browser in: it opens a local page (mode 0600) that posts the login token, so the token is not in the browser's command line.")
 	fs.IntVar(&o.HistoryPoints, "history-points", DefaultHistoryPoints, "Points kept per job for the progress curves.")
+	fs.IntVar(&o.HistoryMetricNames, "history-metric-names", DefaultHistoryMetricNames,
+		"Metric names charted per job, the first it reports; later names are not charted (the job's Progress tab says how many), their values counted in gantry_ui_history_dropped_total{reason=\"metric-names\"}.")
+	fs.StringVar(&o.HistoryMemory, "history-memory", resource.NewQuantity(DefaultHistoryBytes, resource.BinarySI).String(),
+		"Memory for every job's progress curves together, each counted at its full --history-points. Past it, finished jobs' curves make room, the oldest first; with none left, new curves are not charted (gantry_ui_history_dropped_total{reason=\"memory\"}).")
 	fs.StringVar(&o.History, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
 }
 
@@ -130,6 +140,12 @@ func (o *Options) Validate() error {
 	if o.HistoryPoints < 2 {
 		return usageErrorf("--history-points must be at least 2, got %d", o.HistoryPoints)
 	}
+	if o.HistoryMetricNames < 1 {
+		return usageErrorf("--history-metric-names must be at least 1, got %d", o.HistoryMetricNames)
+	}
+	if _, err := o.historyBytes(); err != nil {
+		return err
+	}
 	host, _, err := net.SplitHostPort(o.Address)
 	if err != nil {
 		return usageErrorf("--address %q: %v", o.Address, err)
@@ -140,15 +156,35 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// minHistoryMemory is the smallest --history-memory: a few jobs' curves at their full length.
+const minHistoryMemory = 1 << 20
+
+// historyBytes is --history-memory in bytes.
+func (o *Options) historyBytes() (int64, error) {
+	q, err := resource.ParseQuantity(o.HistoryMemory)
+	if err != nil {
+		return 0, usageErrorf("--history-memory %q: a quantity such as 32Mi: %v", o.HistoryMemory, err)
+	}
+	if q.Value() < minHistoryMemory {
+		return 0, usageErrorf("--history-memory must be at least 1Mi, got %s", o.HistoryMemory)
+	}
+	return q.Value(), nil
+}
+
 // Run serves the UI for the cluster cfg reaches until ctx ends. The first line on out is the
 // address (the login link in kubeconfig mode); warnings go to errOut, each once.
 func (o *Options) Run(ctx context.Context, cfg *rest.Config, out, errOut io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	historyBytes, err := o.historyBytes()
+	if err != nil {
+		return err
+	}
 	store, err := NewStore(cfg, StoreOptions{
-		Namespaces: o.Namespaces, HistoryPoints: o.HistoryPoints, PersistHistory: o.History == "configmap",
-		Warn: onceEach(func(err error) { _, _ = fmt.Fprintf(errOut, "warning: %v\n", err) }),
+		Namespaces: o.Namespaces, PersistHistory: o.History == "configmap",
+		History: HistoryLimits{Points: o.HistoryPoints, MetricNames: o.HistoryMetricNames, Bytes: historyBytes},
+		Warn:    onceEach(func(err error) { _, _ = fmt.Fprintf(errOut, "warning: %v\n", err) }),
 	})
 	if err != nil {
 		return err

@@ -61,8 +61,8 @@ type Store struct {
 type StoreOptions struct {
 	// Namespaces limits the namespaced informers; empty watches every namespace.
 	Namespaces []string
-	// HistoryPoints bounds each job's progress series.
-	HistoryPoints int
+	// History bounds the progress history; zero fields take their defaults.
+	History HistoryLimits
 	// PersistHistory keeps each job's series in a ConfigMap it owns (--history=configmap), so
 	// curves survive a restart of the UI and go with the job.
 	PersistHistory bool
@@ -104,7 +104,7 @@ func NewStore(cfg *rest.Config, opts StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{cache: c, direct: direct, History: NewHistory(opts.HistoryPoints), Changes: NewBroker(), warn: opts.Warn}
+	st := &Store{cache: c, direct: direct, History: NewBoundedHistory(opts.History), Changes: NewBroker(), warn: opts.Warn}
 	if st.warn == nil {
 		st.warn = func(error) {}
 	}
