@@ -62,7 +62,7 @@ func NewAccess(cs kubeauth.ReviewClient, header, groupsHeader string) *Access {
 
 // Wrap authenticates every request but the health check and static files.
 func (a *Access) Wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return securityHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, "/static/") {
 			next.ServeHTTP(w, r)
 			return
@@ -82,7 +82,7 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
-	})
+	}))
 }
 
 func (a *Access) authenticate(r *http.Request) (*User, error) {

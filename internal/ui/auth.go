@@ -89,7 +89,7 @@ func (a *LocalAuth) Token() string { return a.token }
 // redirects to the same page without the token in the address bar; POST /login (the page of
 // --open) sets it too.
 func (a *LocalAuth) Wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return securityHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHost(r.Host) {
 			// A page that points its own host name at 127.0.0.1 (DNS rebinding) is refused.
 			http.Error(w, "the local UI answers only to localhost and 127.0.0.1", http.StatusForbidden)
@@ -119,7 +119,7 @@ func (a *LocalAuth) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // postLogin is the form of --open's page: it answers a page that moves on to /jobs itself, since
