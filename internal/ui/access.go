@@ -27,6 +27,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/kubeauth"
+	"github.com/gantry-ml/gantry/pkg/jobview"
 )
 
 // User is who a request comes from in token and header modes.
@@ -151,6 +152,39 @@ func (a *Access) CanReadJobs(ctx context.Context, u *User, verb, ns string) erro
 		return fmt.Errorf("%w: user %q may not %s trainjobs %s", errForbidden, u.Name, verb, where)
 	}
 	return nil
+}
+
+// visibleRuntimes keeps the runtimes u may list: the ClusterTrainingRuntimes if u may list them,
+// a namespace's TrainingRuntimes if u may list those of the namespace (or of every namespace,
+// one review for all). The store lists every runtime with the UI's own identity, so without
+// this the names of every team's runtimes would show to anyone signed in.
+func (a *Access) visibleRuntimes(ctx context.Context, u *User, rts []jobview.Runtime) ([]jobview.Runtime, error) {
+	decided := map[string]bool{}
+	may := func(resource, ns string) (bool, error) {
+		if ok, seen := decided[resource+"/"+ns]; seen {
+			return ok, nil
+		}
+		ok, err := a.Can(ctx, u, "list", trainer.GroupVersion.Group, resource, "", ns)
+		decided[resource+"/"+ns] = ok
+		return ok, err
+	}
+	var out []jobview.Runtime
+	for _, rt := range rts {
+		var ok bool
+		var err error
+		if rt.Kind == trainer.ClusterTrainingRuntimeKind {
+			ok, err = may("clustertrainingruntimes", "")
+		} else if ok, err = may("trainingruntimes", ""); err == nil && !ok {
+			ok, err = may("trainingruntimes", rt.Namespace)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, rt)
+		}
+	}
+	return out, nil
 }
 
 // UserConfig is the REST config reads for the user are made with: the user's own token in

@@ -97,7 +97,7 @@ func (s *Server) jobsData(ctx context.Context, r *http.Request) (*jobsPageData, 
 	if err != nil {
 		return nil, err
 	}
-	rts, err := s.Store.Runtimes(ctx)
+	rts, err := s.runtimes(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func (s *Server) runtimesPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w (the Runtimes page counts the jobs of every namespace)", err))
 		return
 	}
-	rts, err := s.Store.Runtimes(r.Context())
+	rts, err := s.runtimes(r.Context(), r)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -300,6 +300,20 @@ func (s *Server) runtimesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.SortFunc(cards, func(a, b card) int { return strings.Compare(a.Kind+a.Namespace+a.Name, b.Kind+b.Namespace+b.Name) })
 	s.render(w, "runtimes.html", map[string]any{"Title": "Runtimes", "Runtimes": cards})
+}
+
+// runtimes are the runtimes the request's user may list: in kubeconfig mode every one the
+// store sees (the kubeconfig's user listed them).
+func (s *Server) runtimes(ctx context.Context, r *http.Request) ([]jobview.Runtime, error) {
+	rts, err := s.Store.Runtimes(ctx)
+	if err != nil || s.Access == nil {
+		return rts, err
+	}
+	u := UserFrom(r.Context())
+	if u == nil {
+		return nil, fmt.Errorf("%w: no user", errForbidden)
+	}
+	return s.Access.visibleRuntimes(ctx, u, rts)
 }
 
 // trainCommand is the command line that submits a job on a runtime, to copy.

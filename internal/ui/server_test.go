@@ -98,13 +98,14 @@ func fixture() []client.Object {
 	}
 }
 
-// fakeReviews authenticates token "alice" as alice and answers access reviews with allow.
+// fakeReviews authenticates tokens "alice" and "bob" as those users and answers access reviews
+// with allow.
 func fakeReviews(allow func(authzv1.SubjectAccessReviewSpec) bool) *k8sfake.Clientset {
 	cs := k8sfake.NewClientset()
 	cs.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		tr := a.(k8stesting.CreateAction).GetObject().(*authnv1.TokenReview)
-		if tr.Spec.Token == "alice" {
-			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: authnv1.UserInfo{Username: "alice", Groups: []string{"system:authenticated"}}}
+		if tr.Spec.Token == "alice" || tr.Spec.Token == "bob" {
+			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: authnv1.UserInfo{Username: tr.Spec.Token, Groups: []string{"system:authenticated"}}}
 		}
 		return true, tr, nil
 	})
@@ -117,13 +118,20 @@ func fakeReviews(allow func(authzv1.SubjectAccessReviewSpec) bool) *k8sfake.Clie
 }
 
 // aliceOfTeamA may read the jobs and runtimes of team-a, the ClusterTrainingRuntimes and the
-// metrics, and nothing else.
+// metrics, and nothing else. Bob may read every namespace's jobs but only team-a's runtimes, and
+// no ClusterTrainingRuntime.
 func aliceOfTeamA(spec authzv1.SubjectAccessReviewSpec) bool {
 	if na := spec.NonResourceAttributes; na != nil {
-		return na.Path == "/metrics" && na.Verb == "get"
+		return spec.User == "alice" && na.Path == "/metrics" && na.Verb == "get"
 	}
 	ra := spec.ResourceAttributes
-	return ra.Resource == "clustertrainingruntimes" || ra.Namespace == "team-a"
+	switch spec.User {
+	case "alice":
+		return ra.Resource == "clustertrainingruntimes" || ra.Namespace == "team-a"
+	case "bob":
+		return ra.Resource == "trainjobs" || (ra.Resource == "trainingruntimes" && ra.Namespace == "team-a")
+	}
+	return false
 }
 
 // securityHeaders are what every answer must carry, whatever its route, status or sign-in mode.
@@ -257,4 +265,59 @@ func embedded(dir string) fs.FS {
 	}
 	sub, _ := fs.Sub(staticFS, dir)
 	return sub
+}
+
+// TestRuntimeNamesFollowRBAC: the Jobs page's runtime filter and the Runtimes page name a
+// TrainingRuntime only to a user who may list the TrainingRuntimes of its namespace, and the
+// ClusterTrainingRuntimes only to one who may list them; kubeconfig mode shows what the
+// kubeconfig's user reads.
+func TestRuntimeNamesFollowRBAC(t *testing.T) {
+	option := regexp.MustCompile(`<option(?: selected)?>([^<]+)</option>`)
+	card := regexp.MustCompile(`data-runtime="([^"]+)"`)
+	cases := map[string]struct {
+		token, path string
+		access      bool
+		wantCode    int
+		want        []string
+	}{
+		"kubeconfig mode, the Jobs page": {path: "/jobs", wantCode: http.StatusOK,
+			want: []string{"team-a-tuned", "team-b-secret-project", "torch"}},
+		"kubeconfig mode, the Runtimes page": {path: "/runtimes", wantCode: http.StatusOK,
+			want: []string{"ClusterTrainingRuntime/torch", "TrainingRuntime/team-a-tuned", "TrainingRuntime/team-b-secret-project"}},
+		"a user of team-a, the Jobs page": {access: true, token: "alice", path: "/jobs?ns=team-a", wantCode: http.StatusOK,
+			want: []string{"team-a-tuned", "torch"}},
+		"a user of every namespace's jobs, the Jobs page": {access: true, token: "bob", path: "/jobs", wantCode: http.StatusOK,
+			want: []string{"team-a-tuned"}},
+		"a user of every namespace's jobs, the Runtimes page": {access: true, token: "bob", path: "/runtimes", wantCode: http.StatusOK,
+			want: []string{"TrainingRuntime/team-a-tuned"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := newTestServer(t, fixture()...)
+			h := srv.Handler()
+			if tc.access {
+				h = withAccess(srv, NewAccess(fakeReviews(aliceOfTeamA), "", ""))
+			}
+			req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.wantCode {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.wantCode, rec.Body.String())
+			}
+			re := option
+			if strings.HasPrefix(tc.path, "/runtimes") {
+				re = card
+			}
+			var got []string
+			for _, m := range re.FindAllStringSubmatch(rec.Body.String(), -1) {
+				got = append(got, m[1])
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("runtimes named (-want,+got):\n%s", diff)
+			}
+		})
+	}
 }
