@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -61,11 +62,18 @@ func NewAccess(cs kubeauth.ReviewClient, header, groupsHeader string) *Access {
 	return &Access{reviewer: kubeauth.NewReviewer(cs), Header: header, GroupsHeader: groupsHeader}
 }
 
-// Wrap authenticates every request but the health check and static files.
+// Wrap authenticates every request but the health check and static files. /metrics takes a
+// bearer token allowed get on that non-resource URL, as the manager's metrics endpoint does, in
+// header mode too: a scraper reaches the pod directly, not through the proxy.
 func (a *Access) Wrap(next http.Handler) http.Handler {
+	scrape := a.reviewer.Filter(logr.Discard(), next)
 	return securityHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, "/static/") {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/metrics" {
+			scrape.ServeHTTP(w, r)
 			return
 		}
 		u, err := a.authenticate(r)

@@ -50,6 +50,8 @@ type Options struct {
 	// HistoryMetricNames and HistoryMemory bound the progress history (HistoryLimits).
 	HistoryMetricNames int
 	HistoryMemory      string
+	// Metrics serves /metrics (metrics.go).
+	Metrics bool
 
 	// NewLink replaces the token of TokenFile with a new one.
 	NewLink bool
@@ -78,6 +80,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Metric names charted per job, the first it reports; later names are not charted (the job's Progress tab says how many), their values counted in gantry_ui_history_dropped_total{reason=\"metric-names\"}.")
 	fs.StringVar(&o.HistoryMemory, "history-memory", resource.NewQuantity(DefaultHistoryBytes, resource.BinarySI).String(),
 		"Memory for every job's progress curves together, each counted at its full --history-points. Past it, finished jobs' curves make room, the oldest first; with none left, new curves are not charted (gantry_ui_history_dropped_total{reason=\"memory\"}).")
+	fs.BoolVar(&o.Metrics, "metrics", true,
+		"Serve Prometheus metrics at /metrics: in token and header modes to a bearer token allowed get on the non-resource URL /metrics (as the manager's), in kubeconfig mode to the signed-in browser.")
 	fs.StringVar(&o.History, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
 }
 
@@ -202,6 +206,7 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config, out, errOut io.Writ
 	if err != nil {
 		return err
 	}
+	srv.Metrics = o.Metrics
 	ln, err := net.Listen("tcp", o.Address)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.Address, err)

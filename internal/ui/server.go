@@ -54,6 +54,8 @@ type Server struct {
 	Now func() time.Time
 	// PageSize is how many rows the Jobs page shows at once; 0 shows them all.
 	PageSize int
+	// Metrics serves /metrics (metrics.go).
+	Metrics bool
 
 	pages *template.Template
 
@@ -85,6 +87,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /live/jobs/{ns}/{name}", s.limitStreams(http.HandlerFunc(s.jobLive)))
 	mux.Handle("GET /logs/{ns}/{name}", s.limitStreams(http.HandlerFunc(s.logs)))
 	mux.HandleFunc("GET /runtimes", s.runtimesPage)
+	if s.Metrics {
+		mux.HandleFunc("GET /metrics", s.metrics)
+	}
 	return securityHeaders(compress(mux))
 }
 

@@ -66,6 +66,7 @@ func newTestServer(t *testing.T, objs ...client.Object) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.Metrics = true // --metrics' default
 	return srv
 }
 
@@ -196,6 +197,9 @@ func TestEveryResponseCarriesTheSecurityHeaders(t *testing.T) {
 		{mode: "kubeconfig", method: http.MethodPost, path: "/login", wantCode: http.StatusUnauthorized},
 		{mode: "token", path: "/jobs?ns=team-a", token: "alice", wantCode: http.StatusOK},
 		{mode: "token", path: "/jobs?ns=team-b", token: "alice", wantCode: http.StatusForbidden},
+		{mode: "kubeconfig", path: "/metrics", signedIn: true, wantCode: http.StatusOK},
+		{mode: "token", path: "/metrics", token: "alice", wantCode: http.StatusOK},
+		{mode: "token", path: "/metrics", token: "bob", wantCode: http.StatusForbidden},
 		{mode: "token", path: "/jobs", wantCode: http.StatusUnauthorized},
 		{mode: "token", path: "/jobs", token: "mallory", wantCode: http.StatusUnauthorized},
 		{mode: "header", path: "/jobs", wantCode: http.StatusUnauthorized},
