@@ -166,6 +166,8 @@ type jobPageData struct {
 	Tab   string
 	Step  string
 	YAML  string
+	// Notice says, on the Progress tab, what the history does not chart of the job.
+	Notice string
 }
 
 var tabs = []string{"steps", "logs", "events", "progress", "yaml"}
@@ -209,6 +211,9 @@ func (s *Server) jobData(ctx context.Context, r *http.Request) (*jobPageData, er
 	}
 	d.View = jobview.NewView(jobview.Summarize(tj, rt, wl), rt, tj, steps, events)
 	d.Title = name
+	if d.Tab == "progress" {
+		d.Notice = historyNotice(s.Store.History.Note(tj.UID), s.Store.History.Limits())
+	}
 	if d.Tab == "yaml" {
 		tj.ManagedFields = nil
 		data, err := yaml.Marshal(tj)
@@ -256,6 +261,9 @@ func (s *Server) jobLive(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
+			if err := ev.send("notice", d.Notice); err != nil {
+				return err
+			}
 			return ev.send("curves", string(curves))
 		}
 		if d.Tab == "logs" || d.Tab == "yaml" {
@@ -266,6 +274,42 @@ func (s *Server) jobLive(w http.ResponseWriter, r *http.Request) {
 		}
 		return ev.send("tab", html)
 	})
+}
+
+// historyNotice says in a sentence or two what the history does not chart of a job, and where
+// the values are instead; "" when it charts every metric.
+func historyNotice(n HistoryNote, l HistoryLimits) string {
+	const status = " in the job's status (YAML tab)."
+	switch {
+	case n.Refused:
+		return "This job's progress is not charted: the UI's progress history is at its memory budget (gantry-ui --history-memory). Its last report is" + status
+	case n.Evicted:
+		return "This finished job's curves were dropped to make room for running jobs' within the UI's memory budget (gantry-ui --history-memory). Its last report is" + status
+	}
+	var b strings.Builder
+	if n.BeyondLimit > 0 {
+		fmt.Fprintf(&b, "%s of this job's last report %s not charted: the UI charts the first %d metric names a job reports (gantry-ui --history-metric-names). ",
+			metrics(n.BeyondLimit), plural(n.BeyondLimit, "is", "are"), l.MetricNames)
+	}
+	if n.OverBudget > 0 {
+		fmt.Fprintf(&b, "%s of this job's last report %s not charted: the UI's progress history was at its memory budget when %s first appeared (gantry-ui --history-memory). ",
+			metrics(n.OverBudget), plural(n.OverBudget, "is", "are"), plural(n.OverBudget, "its name", "their names"))
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	b.WriteString(plural(n.BeyondLimit+n.OverBudget, "Its value is", "Their values are") + status)
+	return b.String()
+}
+
+// metrics is "1 metric" or "N metrics".
+func metrics(n int) string { return plural(n, "1 metric", strconv.Itoa(n)+" metrics") }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (s *Server) runtimesPage(w http.ResponseWriter, r *http.Request) {

@@ -26,6 +26,10 @@ function jobPage() {
   live(header, {
     header: (html) => { header.innerHTML = html; },
     tab: (html) => { document.getElementById("tab").innerHTML = html; },
+    notice: (text) => {
+      const p = document.getElementById("history-notice");
+      if (p) { p.textContent = text; p.hidden = !text; }
+    },
     curves: (json) => drawCurves(document.getElementById("charts"), JSON.parse(json) || []),
   });
 }
