@@ -151,6 +151,11 @@ func (a *Applier) update(ctx context.Context, owner client.Object, suspended boo
 	if !metav1.IsControlledBy(existing, owner) {
 		return &NotOwnedError{Kind: kindOf(d.Object), Namespace: existing.GetNamespace(), Name: existing.GetName(), Owner: owner.GetName()}
 	}
+	if d.Accept != nil {
+		if err := d.Accept(existing); err != nil {
+			return err
+		}
+	}
 	if !Writable(d.Mode, suspended, existing) {
 		return nil
 	}

@@ -52,6 +52,9 @@ type Desired struct {
 	// snapshot's YAML). The applier calls it only when it is about to write the object, so an
 	// IfAbsent object that already exists costs nothing.
 	Complete func() error
+	// Accept, when set, checks an existing object of that name, controlled by the owner, before
+	// the applier takes it for the one it writes (an IfAbsent object is then left as it is).
+	Accept func(existing client.Object) error
 }
 
 // ToUnstructured converts an object to what the controller applies: no status, no server-set

@@ -157,7 +157,12 @@ func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
 		}
 	}
 	if err != nil {
-		return withReason(metrics.ReasonApplyFailed, err)
+		err = withReason(metrics.ReasonApplyFailed, err)
+		if errors.Is(err, ref.ErrInvalidSnapshot) {
+			// A snapshot someone else created (apply's Accept): told once, not retried.
+			return &terminalError{err}
+		}
+		return err
 	}
 	setDisabledFeatures(s, build.Disabled)
 	return nil

@@ -21,6 +21,9 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,6 +99,15 @@ func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt clien
 	objs = append([]apply.Desired{{
 		Object: snapshot,
 		Mode:   apply.IfAbsent,
+		// A ConfigMap of that name the cache did not show (an unlabelled one) is found when the
+		// create fails: it is not Gantry's snapshot, and must not stand for it.
+		Accept: func(existing client.Object) error {
+			cm, ok := existing.(*corev1.ConfigMap)
+			if !ok {
+				return fmt.Errorf("the runtime snapshot read as %T", existing)
+			}
+			return ref.CheckSnapshot(cm, tj)
+		},
 		Complete: func() error {
 			if err := ref.FillSnapshot(snapshot, rt); err != nil {
 				return err
@@ -118,7 +130,7 @@ func (r *Runtime) NewObjects(ctx context.Context, tj *trainer.TrainJob, rt clien
 
 // TrainJobNameLabel is put on every ConfigMap and Secret Gantry creates, with the TrainJob's
 // name, so the controller caches only those.
-const TrainJobNameLabel = "trainer.kubeflow.org/trainjob-name"
+const TrainJobNameLabel = ref.TrainJobNameLabel
 
 func isConfigMapOrSecret(obj client.Object) bool {
 	kind := obj.GetObjectKind().GroupVersionKind()

@@ -41,6 +41,10 @@ const (
 	SnapshotKnobsKey = "knobs"
 )
 
+// TrainJobNameLabel is put on every ConfigMap and Secret Gantry creates, the snapshot included,
+// with the TrainJob's name, so the controller caches only those.
+const TrainJobNameLabel = "trainer.kubeflow.org/trainjob-name"
+
 // SnapshotName is the name of tj's runtime snapshot ConfigMap.
 func SnapshotName(tj *trainer.TrainJob) string {
 	return tj.Name + SnapshotSuffix
@@ -92,9 +96,8 @@ func FillSnapshotKnobs(cm *corev1.ConfigMap, knobs map[string]string) error {
 // SnapshotKnobs reads the knobs FillSnapshotKnobs kept, from a snapshot of tj as Gantry made it
 // (owned by tj and immutable); nil otherwise.
 func SnapshotKnobs(cm *corev1.ConfigMap, tj *trainer.TrainJob) map[string]string {
-	owner := metav1.GetControllerOf(cm)
 	data, ok := cm.Data[SnapshotKnobsKey]
-	if owner == nil || owner.UID != tj.UID || !ptr.Deref(cm.Immutable, false) || !ok {
+	if CheckSnapshot(cm, tj) != nil || !ok {
 		return nil
 	}
 	var knobs map[string]string
@@ -107,11 +110,13 @@ func SnapshotKnobs(cm *corev1.ConfigMap, tj *trainer.TrainJob) map[string]string
 // NewSnapshotSkeleton is the snapshot without its data. It is immutable: once written, nobody can
 // change what a running TrainJob is rebuilt from.
 func NewSnapshotSkeleton(tj *trainer.TrainJob) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
+	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: runtime.OwnedBy(tj, SnapshotName(tj)),
 		Immutable:  ptr.To(true),
 	}
+	cm.Labels = map[string]string{TrainJobNameLabel: tj.Name}
+	return cm
 }
 
 func runtimeKind(rt client.Object) string {
@@ -124,16 +129,31 @@ func runtimeKind(rt client.Object) string {
 // ErrInvalidSnapshot wraps every reason a snapshot cannot be used.
 var ErrInvalidSnapshot = errors.New("invalid runtime snapshot")
 
-// DecodeSnapshot returns the runtime frozen in cm, after checking that cm belongs to tj, is
-// immutable (as Gantry creates it: a mutable one was written by someone else, or edited after a
-// delete) and holds the runtime tj references.
-func DecodeSnapshot(cm *corev1.ConfigMap, tj *trainer.TrainJob) (client.Object, error) {
+// CheckSnapshot reports why cm is not a snapshot Gantry made for tj: it must be controlled by tj
+// (its UID), carry Gantry's label with tj's name, and be immutable, as Gantry creates it. Anyone
+// who can create ConfigMaps in the namespace could otherwise choose what a TrainJob is built
+// from, bypassing its runtime: a mutable one was written by someone else (or edited after a
+// delete), and one without the label was not created by Gantry, whose cache cannot even see it.
+func CheckSnapshot(cm *corev1.ConfigMap, tj *trainer.TrainJob) error {
 	owner := metav1.GetControllerOf(cm)
 	if owner == nil || owner.UID != tj.UID {
-		return nil, fmt.Errorf("%w: ConfigMap %s is owned by another object", ErrInvalidSnapshot, cm.Name)
+		return fmt.Errorf("%w: ConfigMap %s is owned by another object", ErrInvalidSnapshot, cm.Name)
+	}
+	if cm.Labels[TrainJobNameLabel] != tj.Name {
+		return fmt.Errorf("%w: ConfigMap %s lacks the label %s=%s that Gantry puts on the snapshots it creates: someone else created it; "+
+			"delete it, then change the TrainJob (an annotation will do) to build it from its live runtime", ErrInvalidSnapshot, cm.Name, TrainJobNameLabel, tj.Name)
 	}
 	if !ptr.Deref(cm.Immutable, false) {
-		return nil, fmt.Errorf("%w: ConfigMap %s is mutable, and Gantry creates snapshots immutable; delete it to rebuild the TrainJob from its live runtime", ErrInvalidSnapshot, cm.Name)
+		return fmt.Errorf("%w: ConfigMap %s is mutable, and Gantry creates snapshots immutable; delete it to rebuild the TrainJob from its live runtime", ErrInvalidSnapshot, cm.Name)
+	}
+	return nil
+}
+
+// DecodeSnapshot returns the runtime frozen in cm, after checking that it is Gantry's snapshot of
+// tj (CheckSnapshot) and holds the runtime tj references.
+func DecodeSnapshot(cm *corev1.ConfigMap, tj *trainer.TrainJob) (client.Object, error) {
+	if err := CheckSnapshot(cm, tj); err != nil {
+		return nil, err
 	}
 	data, ok := cm.Data[SnapshotKey]
 	if !ok {

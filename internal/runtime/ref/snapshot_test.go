@@ -76,6 +76,20 @@ func TestDecodeSnapshotRejects(t *testing.T) {
 			mutate:  func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { cm.OwnerReferences = nil },
 			wantErr: "invalid runtime snapshot: ConfigMap job-runtime-snapshot is owned by another object",
 		},
+		"owner reference not a controller": {
+			mutate:  func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { cm.OwnerReferences[0].Controller = nil },
+			wantErr: "invalid runtime snapshot: ConfigMap job-runtime-snapshot is owned by another object",
+		},
+		"without Gantry's label": {
+			mutate: func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { cm.Labels = nil },
+			wantErr: "invalid runtime snapshot: ConfigMap job-runtime-snapshot lacks the label trainer.kubeflow.org/trainjob-name=job " +
+				"that Gantry puts on the snapshots it creates: someone else created it; delete it, then change the TrainJob (an annotation will do) to build it from its live runtime",
+		},
+		"labelled for another TrainJob": {
+			mutate: func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { cm.Labels[TrainJobNameLabel] = "other" },
+			wantErr: "invalid runtime snapshot: ConfigMap job-runtime-snapshot lacks the label trainer.kubeflow.org/trainjob-name=job " +
+				"that Gantry puts on the snapshots it creates: someone else created it; delete it, then change the TrainJob (an annotation will do) to build it from its live runtime",
+		},
 		"missing key": {
 			mutate:  func(cm *corev1.ConfigMap, _ *trainer.TrainJob) { delete(cm.Data, SnapshotKey) },
 			wantErr: `invalid runtime snapshot: ConfigMap job-runtime-snapshot has no "runtime" key`,

@@ -229,6 +229,30 @@ var _ = ginkgo.Describe("TrainJob controller under faults", func() {
 			g.Expect(status.BuildError.Message).To(gomega.ContainSubstring("is mutable"))
 		}, util.Timeout, util.Interval).Should(gomega.Succeed())
 	})
+
+	// Issue 34 item 9: anyone who may create ConfigMaps could put an immutable one, owned by the
+	// TrainJob, in place of its snapshot and choose what it is built from.
+	ginkgo.It("refuses an immutable runtime snapshot without Gantry's label, which Gantry did not create", func() {
+		tj := torchJob("unlabelled").Suspend(true).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		var snapshot *corev1.ConfigMap
+		gomega.Eventually(func(g gomega.Gomega) {
+			snapshot = &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "unlabelled-runtime-snapshot"}, snapshot)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		withManagerStopped(func() {
+			forged := snapshot.DeepCopy()
+			gomega.Expect(k8sClient.Delete(ctx, snapshot)).To(gomega.Succeed())
+			forged.ResourceVersion, forged.UID, forged.Labels = "", "", nil
+			gomega.Expect(k8sClient.Create(ctx, forged)).To(gomega.Succeed())
+		})
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 1)
+		gomega.Eventually(func(g gomega.Gomega) {
+			status := get(g, tj).Status
+			g.Expect(status.BuildError).NotTo(gomega.BeNil())
+			g.Expect(status.BuildError.Message).To(gomega.ContainSubstring("lacks the label trainer.kubeflow.org/trainjob-name=unlabelled"))
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+	})
 })
 
 // nodeJob is the JobSet's replicated job "node".
