@@ -259,9 +259,16 @@ bench-cache: ## Bytes the manager's cache holds per settled TrainJob (its TrainJ
 	go test ./internal/config -run '^$$' -bench CachedSettledTrainJob -benchtime 5x
 
 .PHONY: bench-smoke
-bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings.
+bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings; and bench-ui-history's 20 s form, which checks the history's own accounting.
 	go run ./test/perf -n 50 -parallel 5 -unrelated 500 -out _output/bench-smoke
-	go test $(GO_TEST_FLAGS) ./test/perf
+	go test $(GO_TEST_FLAGS) ./test/perf ./test/uibench
+
+BENCH_UI_DURATION ?= 5m
+BENCH_UI_FLAGS ?=
+
+.PHONY: bench-ui-history
+bench-ui-history: envtest-assets ## gantry-ui's memory while one TrainJob reports 256 new metric names a second for BENCH_UI_DURATION (5m), its Progress tab open, on an envtest API server: peak and final RSS; fails over 128 MiB (BENCH_UI_FLAGS, e.g. -ui-bin OLD); writes _output/ui-history.
+	go run ./test/uibench -duration $(BENCH_UI_DURATION) -out _output/ui-history $(BENCH_UI_FLAGS)
 
 ##@ Toolchain
 

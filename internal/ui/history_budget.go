@@ -113,3 +113,9 @@ func (h *History) Stats() HistoryStats {
 	}
 	return st
 }
+
+// HistoryCost is what a job's series with these metric names reserves of the budget within l
+// (defaults filled in): what a benchmark may expect the history to hold.
+func HistoryCost(l HistoryLimits, names ...string) int64 {
+	return l.withDefaults().seriesCost(names...)
+}
