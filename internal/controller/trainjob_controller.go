@@ -28,7 +28,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -41,6 +40,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	"github.com/gantry-ml/gantry/internal/statusca"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // FieldOwner is the field manager of everything the controller writes.
@@ -107,7 +107,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("trainJob", klog.KObj(tj))
 	ctx = ctrl.LoggerInto(ctx, log)
-	if ptr.Deref(tj.Spec.ManagedBy, trainer.ManagedByTrainJobController) != trainer.ManagedByTrainJobController {
+	if !trainjob.ManagedByGantry(tj) {
 		log.V(5).Info("Skipping TrainJob managed by another controller", "managedBy", *tj.Spec.ManagedBy)
 		return ctrl.Result{}, nil
 	}
@@ -159,9 +159,11 @@ type scope struct {
 	// scaleRequeue asks for another look at an elastic TrainJob whose JobSet the cache does not
 	// hold yet.
 	scaleRequeue time.Duration
-	// knobs are the effective Gantry annotations, once read (TrainJobReconciler.knobs).
-	knobs  map[string]string
-	events []queuedEvent
+	// knobs are the effective Gantry annotations, once read (TrainJobReconciler.knobs);
+	// noSnapshot says the runtime's defaults among them were not found (no snapshot cached).
+	knobs      map[string]string
+	noSnapshot bool
+	events     []queuedEvent
 }
 
 // reconcile computes s.status: the build of an unfinished TrainJob, then what its JobSet,

@@ -35,8 +35,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/knobs"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // The Scaled condition of an elastic TrainJob: True once its node job runs at the
@@ -49,7 +51,6 @@ const (
 	ReasonScaleGateOff      = "ElasticJobSetDisabled"
 	ReasonScaleRejected     = "ScaleRejected"
 	ReasonScaleFailed       = "ScaleFailed"
-	kueueQueueLabel         = "kueue.x-k8s.io/queue-name"
 )
 
 const gateUnknown, gateOn, gateOff = int32(0), int32(1), int32(2)
@@ -84,6 +85,13 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
+	if s.noSnapshot && s.buildErr == nil && !isFinished(s.status) {
+		// The build writes the snapshot before the JobSet, but the two caches fill apart, and
+		// the snapshot's create event is not watched: its defaults (min and max nodes) are
+		// read once the cache has it.
+		s.scaleRequeue = time.Second
+		return nil
+	}
 	elastic, errs := knobs.ParseElastic(eff)
 	if len(errs) > 0 || elastic == nil || elastic.Target == nil {
 		return nil // the webhook refuses these; nothing to follow
@@ -98,8 +106,19 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 	case isFinished(s.status) || apply.Finished(js):
 		s.setScaled(metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
 		return nil
-	case s.tj.Labels[kueueQueueLabel] != "":
-		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": Kueue admitted this TrainJob at its size and does not resize TrainJobs")
+	}
+	owner, err := r.sizeOwner(ctx, s.tj)
+	switch {
+	case apierrors.IsForbidden(err):
+		// Refused rather than risked: a scale past what Kueue admitted takes quota it did not give.
+		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": cannot tell whether Kueue admitted this TrainJob: "+err.Error())
+		return nil
+	case err != nil:
+		s.setScaled(metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
+		s.scaleErr = fmt.Errorf("looking for a Kueue Workload of the TrainJob: %w", err)
+		return nil
+	case owner != "":
+		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": "+owner+" admitted this TrainJob at its size, and does not resize TrainJobs")
 		return nil
 	}
 	patch, err := scalePatch(index, js.Spec.ReplicatedJobs[index].Name, target)
@@ -177,4 +196,27 @@ func (s *scope) setScaled(status metav1.ConditionStatus, reason, message string)
 		eventType = corev1.EventTypeWarning
 	}
 	s.events = append(s.events, queuedEvent{eventType: eventType, reason: reason, message: message})
+}
+
+// Kueue records each job it manages in a Workload labelled with the job's UID.
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=list
+
+// sizeOwner is who decided tj's size besides the user (trainjob.SizeOwner). A Workload is looked
+// for around the cache, only when a scale is about to be made: Kueue may be absent (no such
+// kind: nobody), and a watch of every Workload would cost memory for this rare question.
+func (r *TrainJobReconciler) sizeOwner(ctx context.Context, tj *trainer.TrainJob) (string, error) {
+	if owner := trainjob.SizeOwner(tj, false); owner != "" {
+		return owner, nil
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(trainjob.WorkloadListGVK)
+	err := r.apiReader.List(ctx, list, client.InNamespace(tj.Namespace),
+		client.MatchingLabels{trainjob.WorkloadJobUIDLabel: string(tj.UID)}, client.Limit(1))
+	switch {
+	case apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return trainjob.SizeOwner(tj, len(list.Items) > 0), nil
 }

@@ -37,7 +37,9 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/knobs"
+	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	"github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
@@ -57,11 +59,31 @@ func TestScale(t *testing.T) {
 		// jobSetDone: the JobSet completed, and the scale reads it as the cache holds it
 		// (apply.CompactFinished), before the TrainJob's status says so.
 		jobSetDone bool
+		// workload: a Kueue Workload of the TrainJob exists; listErr: listing them fails;
+		// noKueue: the Workload kind is not served.
+		workload bool
+		listErr  error
+		noKueue  bool
+		// noSnapshot: the cache holds no runtime snapshot of the TrainJob yet.
+		noSnapshot  bool
+		wantRequeue bool
 	}{
 		"scales the node job":           {target: "2", wantNodes: 2, wantCond: []string{"True", ReasonScaled}, wantDry: 1},
 		"nothing to do at the target":   {target: "4", wantNodes: 4},
 		"refused when finished":         {target: "2", finished: true, wantNodes: 4, wantCond: []string{"False", ReasonScaleJobSetDone}},
-		"refused for Kueue's TrainJobs": {target: "2", labels: map[string]string{kueueQueueLabel: "q"}, wantNodes: 4, wantCond: []string{"False", ReasonScaleKueueManaged}},
+		"refused for Kueue's TrainJobs": {target: "2", labels: map[string]string{trainjob.QueueLabel: "q"}, wantNodes: 4, wantCond: []string{"False", ReasonScaleKueueManaged}},
+		// manageJobsWithoutQueueName, or a parent Kueue manages: no queue label, but a Workload.
+		"refused when a Kueue Workload admitted it without a queue label": {target: "2", workload: true, wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleKueueManaged}},
+		"refused for MultiKueue's copy on a worker": {target: "2", labels: map[string]string{trainjob.PrebuiltWorkloadLabel: "wl"}, wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleKueueManaged}},
+		"refused when Kueue's Workloads may not be read": {target: "2", listErr: apierrors.NewForbidden(
+			schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, "", errors.New("RBAC")), wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleKueueManaged}},
+		"retried when Kueue's Workloads cannot be read": {target: "2", listErr: apierrors.NewServiceUnavailable("down"), wantNodes: 4,
+			wantCond: []string{"False", ReasonScaleFailed}, wantErr: true},
+		"waits for the runtime snapshot, which holds the runtime's defaults": {target: "2", noSnapshot: true, wantNodes: 4, wantRequeue: true},
+		"scales where Kueue is not installed":                                {target: "2", noKueue: true, wantNodes: 2, wantCond: []string{"True", ReasonScaled}, wantDry: 1},
 		"refused when JobSet's gate is off, asked once": {target: "2", dryErr: immutable, wantNodes: 4,
 			wantCond: []string{"False", ReasonScaleGateOff}, wantDry: 1},
 		"refused for this JobSet alone by a policy, asked again": {target: "2", dryErr: apierrors.NewForbidden(
@@ -78,7 +100,7 @@ func TestScale(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tj := utiltesting.MakeTrainJobWrapper("ns", "tj").Annotation(knobs.ElasticMinNodes, "1").
 				Annotation(knobs.ElasticMaxNodes, "4").Annotation(knobs.ElasticTargetNodes, tc.target).Obj()
-			tj.Labels = tc.labels
+			tj.Labels, tj.UID = tc.labels, "uid-1"
 			js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "tj"},
 				Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{
 					{Name: "dataset-initializer"},
@@ -93,8 +115,36 @@ func TestScale(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			objs := []client.Object{tj, js}
+			if !tc.noSnapshot {
+				snapshot := ref.NewSnapshotSkeleton(tj)
+				if err := ref.FillSnapshotKnobs(snapshot, nil); err != nil {
+					t.Fatal(err)
+				}
+				objs = append(objs, snapshot)
+			}
+			mapper := apimeta.NewDefaultRESTMapper(nil)
+			for gvk := range sch.AllKnownTypes() {
+				mapper.Add(gvk, apimeta.RESTScopeNamespace)
+			}
+			if !tc.noKueue {
+				mapper.Add(trainjob.WorkloadGVK, apimeta.RESTScopeNamespace)
+			}
 			dryRuns := 0
-			c := fake.NewClientBuilder().WithScheme(sch).WithObjects(tj, js).WithInterceptorFuncs(interceptor.Funcs{
+			c := fake.NewClientBuilder().WithScheme(sch).WithRESTMapper(mapper).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+				List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+					if list.GetObjectKind().GroupVersionKind() != trainjob.WorkloadListGVK || tc.noKueue {
+						return cl.List(ctx, list, opts...)
+					}
+					// The fake client holds only the scheme's kinds: Kueue's Workloads are answered here.
+					lo := &client.ListOptions{}
+					lo.ApplyOptions(opts)
+					wls := list.(*metav1.PartialObjectMetadataList)
+					if tc.workload && lo.Namespace == "ns" && lo.LabelSelector.String() == trainjob.WorkloadJobUIDLabel+"="+string(tj.UID) {
+						wls.Items = []metav1.PartialObjectMetadata{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "trainjob-tj-1234"}}}
+					}
+					return tc.listErr
+				},
 				Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
 					po := &client.PatchOptions{}
 					po.ApplyOptions(opts)
@@ -105,7 +155,7 @@ func TestScale(t *testing.T) {
 					return cl.Patch(ctx, obj, p, opts...)
 				},
 			}).Build()
-			r := &TrainJobReconciler{client: c}
+			r := &TrainJobReconciler{client: c, apiReader: c}
 			// Twice: a refusal, or the gate, is found once.
 			for range 2 {
 				cur := &jobsetv1alpha2.JobSet{}
@@ -124,6 +174,9 @@ func TestScale(t *testing.T) {
 				}
 				if err := r.scale(context.Background(), s); err != nil {
 					t.Fatal(err)
+				}
+				if (s.scaleRequeue > 0) != tc.wantRequeue {
+					t.Errorf("looks again in %s, want to: %t", s.scaleRequeue, tc.wantRequeue)
 				}
 				if (s.scaleErr != nil) != tc.wantErr {
 					t.Errorf("error to retry: %v, want one: %t", s.scaleErr, tc.wantErr)

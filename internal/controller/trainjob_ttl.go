@@ -18,7 +18,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -140,33 +139,29 @@ func finishTime(status *trainer.TrainJobStatus) *time.Time {
 // reconcile (the TTL and the scale both need them).
 func (r *TrainJobReconciler) knobs(ctx context.Context, s *scope) (map[string]string, error) {
 	if s.knobs == nil {
-		defaults, err := r.knobDefaults(ctx, s.tj)
+		defaults, found, err := r.knobDefaults(ctx, s.tj)
 		if err != nil {
 			return nil, err
 		}
-		s.knobs = knobs.Effective(s.tj.Annotations, defaults)
+		s.knobs, s.noSnapshot = knobs.Effective(s.tj.Annotations, defaults), !found
 	}
 	return s.knobs, nil
 }
 
-// knobDefaults are the runtime's knobs the TrainJob started with: kept in its snapshot's data,
-// or read from the live runtime when it has none (it never built). Both come from the cache.
-func (r *TrainJobReconciler) knobDefaults(ctx context.Context, tj *trainer.TrainJob) (map[string]string, error) {
+// knobDefaults are the runtime's knobs the TrainJob was built with, kept in the snapshot Gantry
+// took when it built it (from the cache). A TrainJob without one gets none: one Gantry never
+// built (finished under Kubeflow Trainer before the switch) must not be deleted by a TTL its
+// runtime gained later, and a live runtime's annotations are not what the job ran with. found
+// is false when the cache holds no snapshot.
+func (r *TrainJobReconciler) knobDefaults(ctx context.Context, tj *trainer.TrainJob) (defaults map[string]string, found bool, err error) {
 	cm := &corev1.ConfigMap{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: ref.SnapshotName(tj)}, cm)
-	if err == nil {
-		return ref.SnapshotKnobs(cm, tj), nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading the runtime snapshot: %w", err)
-	}
-	rt, _, err := ref.ResolveRuntime(ctx, r.client, tj, ref.LiveOnly)
+	err = r.client.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: ref.SnapshotName(tj)}, cm)
 	switch {
 	case err == nil:
-		return knobs.Defaults(rt.GetAnnotations()), nil
-	case ref.IsRuntimeNotFound(err) || errors.Is(err, ref.ErrUnsupportedRuntime):
-		return nil, nil
+		return ref.SnapshotKnobs(cm, tj), true, nil
+	case apierrors.IsNotFound(err):
+		return nil, false, nil
 	default:
-		return nil, fmt.Errorf("reading the runtime: %w", err)
+		return nil, false, fmt.Errorf("reading the runtime snapshot: %w", err)
 	}
 }

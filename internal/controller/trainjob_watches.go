@@ -20,7 +20,6 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -28,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // unfinishedTrainJobs lists, from the cache, the TrainJobs this controller still builds.
@@ -40,7 +40,7 @@ func (r *TrainJobReconciler) unfinishedTrainJobs(ctx context.Context, opts ...cl
 	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
 		tj := &list.Items[i]
-		if isFinished(&tj.Status) || ptr.Deref(tj.Spec.ManagedBy, trainer.ManagedByTrainJobController) != trainer.ManagedByTrainJobController {
+		if isFinished(&tj.Status) || !trainjob.ManagedByGantry(tj) {
 			continue
 		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(tj)})

@@ -30,6 +30,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Reconcile error reasons.
@@ -145,7 +146,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[key]int{}
 	for i := range list.Items {
 		tj := &list.Items[i]
-		if ptr.Deref(tj.Spec.ManagedBy, trainer.ManagedByTrainJobController) != trainer.ManagedByTrainJobController {
+		if !trainjob.ManagedByGantry(tj) {
 			continue
 		}
 		k := key{State(&tj.Status, ptr.Deref(tj.Spec.Suspend, false)), ptr.Deref(tj.Spec.RuntimeRef.Kind, trainer.DefaultRuntimeRefKind), tj.Spec.RuntimeRef.Name}

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // State is the one word a practitioner reads first. It comes from the TrainJob's conditions,
@@ -63,7 +64,7 @@ func ParseState(s string) (State, error) {
 func (s State) Terminal() bool { return s == StateComplete || s == StateFailed }
 
 // QueueLabel is Kueue's label that puts a TrainJob under Kueue's control.
-const QueueLabel = "kueue.x-k8s.io/queue-name"
+const QueueLabel = trainjob.QueueLabel
 
 // Initializer replicated jobs run before training; a job whose only active pods are theirs is
 // still getting ready, not training.

@@ -18,18 +18,19 @@ package jobview
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Kueue's Workload is read as unstructured data: Gantry does not depend on Kueue's Go module,
 // and a cluster without Kueue simply has no Workloads.
 var (
-	WorkloadGVK     = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "Workload"}
-	WorkloadListGVK = WorkloadGVK.GroupVersion().WithKind("WorkloadList")
+	WorkloadGVK     = trainjob.WorkloadGVK
+	WorkloadListGVK = trainjob.WorkloadListGVK
 )
 
 // JobUIDLabel is the label Kueue puts on a Workload with the UID of the job it stands for.
-const JobUIDLabel = "kueue.x-k8s.io/job-uid"
+const JobUIDLabel = trainjob.WorkloadJobUIDLabel
 
 // WorkloadFrom reads what the job view needs from a Workload.
 func WorkloadFrom(u *unstructured.Unstructured) *Workload {

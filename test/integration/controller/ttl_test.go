@@ -22,6 +22,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -171,6 +172,58 @@ var _ = ginkgo.Describe("TrainJob clean-up after finish", func() {
 			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})
 			g.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "a JobSet was made again: %v", err)
 		}, "3s", util.Interval).Should(gomega.Succeed())
+	})
+
+	// Issue 34 item 2: a runtime's defaults reach only the TrainJobs whose snapshot Gantry took.
+	// A TrainJob that finished before Gantry ran (Kubeflow Trainer's, migrated) has none, and
+	// its runtime's TTL must not delete it, pods included.
+	ginkgo.It("never applies a runtime's TTL or clean-pods to a finished TrainJob Gantry did not build", func() {
+		rt := torchRuntimeIn(ns).Annotation(knobs.TTLSecondsAfterFinished, "1").Annotation(knobs.TTLCleanPods, "All").Obj()
+		rt.Name = "short"
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+		tj := torchJob("migrated").RuntimeRef(trainer.TrainingRuntimeKind, "short").Obj()
+		withManagerStopped(func() {
+			// As Kubeflow Trainer left it: its JobSet, completed, and the TrainJob Complete.
+			gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+			js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tj.Name,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))}}}
+			js.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{{Name: "node", Replicas: 1, Template: batchv1.JobTemplateSpec{
+				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{Name: "node", Image: "pytorch:2"}}}}}}}}
+			gomega.Expect(k8sClient.Create(ctx, js)).To(gomega.Succeed())
+			completeJobSet(tj)
+			cur := get(gomega.Default, tj)
+			apimeta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete,
+				Status: metav1.ConditionTrue, Reason: "JobSetCompleted", Message: "jobset completed successfully"})
+			gomega.Expect(k8sClient.Status().Update(ctx, cur)).To(gomega.Succeed())
+		})
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 2)
+		gomega.Consistently(func(g gomega.Gomega) {
+			g.Expect(get(g, tj).DeletionTimestamp).To(gomega.BeNil(), "the runtime's TTL deleted a TrainJob Gantry never built")
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(tj), &jobsetv1alpha2.JobSet{})).To(gomega.Succeed(),
+				"the runtime's clean-pods deleted the JobSet of a TrainJob Gantry never built")
+		}, "4s", util.Interval).Should(gomega.Succeed())
+	})
+
+	ginkgo.It("keeps the runtime's TTL a TrainJob was built with: one set on the runtime after it finished never reaches it", func() {
+		tj := torchJob("later").Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		waitJobSet(tj)
+		completeJobSet(tj)
+		finishedAt(tj)
+		gomega.Eventually(func(g gomega.Gomega) {
+			rt := &trainer.TrainingRuntime{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "torch"}, rt)).To(gomega.Succeed())
+			rt.Annotations[knobs.TTLSecondsAfterFinished] = "1"
+			g.Expect(k8sClient.Update(ctx, rt)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		// Its snapshot gone too (deleted by someone): still the runtime's later value never applies.
+		gomega.Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: tj.Name + "-runtime-snapshot"}}))).To(gomega.Succeed())
+		fwk.TouchTrainJob(ctx, k8sClient, tj, 2)
+		gomega.Consistently(func(g gomega.Gomega) {
+			g.Expect(get(g, tj).DeletionTimestamp).To(gomega.BeNil())
+		}, "4s", util.Interval).Should(gomega.Succeed())
 	})
 
 	ginkgo.It("with clean-pods: Running, keeps a finished JobSet whose pods all ended", func() {
