@@ -289,11 +289,11 @@ func historyNotice(n HistoryNote, l HistoryLimits) string {
 	var b strings.Builder
 	if n.BeyondLimit > 0 {
 		fmt.Fprintf(&b, "%s of this job's last report %s not charted: the UI charts the first %d metric names a job reports (gantry-ui --history-metric-names). ",
-			metrics(n.BeyondLimit), plural(n.BeyondLimit, "is", "are"), l.MetricNames)
+			metricCount(n.BeyondLimit), plural(n.BeyondLimit, "is", "are"), l.MetricNames)
 	}
 	if n.OverBudget > 0 {
 		fmt.Fprintf(&b, "%s of this job's last report %s not charted: the UI's progress history was at its memory budget when %s first appeared (gantry-ui --history-memory). ",
-			metrics(n.OverBudget), plural(n.OverBudget, "is", "are"), plural(n.OverBudget, "its name", "their names"))
+			metricCount(n.OverBudget), plural(n.OverBudget, "is", "are"), plural(n.OverBudget, "its name", "their names"))
 	}
 	if b.Len() == 0 {
 		return ""
@@ -302,8 +302,8 @@ func historyNotice(n HistoryNote, l HistoryLimits) string {
 	return b.String()
 }
 
-// metrics is "1 metric" or "N metrics".
-func metrics(n int) string { return plural(n, "1 metric", strconv.Itoa(n)+" metrics") }
+// metricCount is "1 metric" or "N metrics".
+func metricCount(n int) string { return plural(n, "1 metric", strconv.Itoa(n)+" metrics") }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -118,7 +118,7 @@ func run(ctx context.Context, o options) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := strings.SplitN(link, "/jobs?", 2)[0]
+	base, _, _ := strings.Cut(link, "/jobs?")
 	res := &result{Date: time.Now().UTC().Format(time.RFC3339), Commit: commit(), Duration: o.duration.String(),
 		NamesPerRep: o.names, Watched: o.watch, LimitRSS: o.limit}
 	res.StartRSS, _ = rss(ui.pid(), "VmRSS")

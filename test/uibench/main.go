@@ -67,7 +67,7 @@ func bench(ctx context.Context, o options, out string) int {
 	o.dir = dir
 	res, err := run(ctx, o)
 	if res != nil {
-		res.Command = strings.Join(os.Args, " ")
+		res.Command = strings.Join(append([]string{"go run ./test/uibench"}, os.Args[1:]...), " ")
 		fmt.Print(res.summary())
 		if data, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
 			_ = os.WriteFile(filepath.Join(out, "result.json"), data, 0o644)
