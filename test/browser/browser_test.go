@@ -193,6 +193,8 @@ type expectation struct {
 	LogPods        map[string]string       `json:"logPods"`
 	Runtimes       map[string]runtimeUsage `json:"runtimes"`
 	UserNamespace  string                  `json:"userNamespace"`
+	UserRuntimes   []string                `json:"userRuntimes"`
+	SpamJob        string                  `json:"spamJob"`
 	ScaleNamespace string                  `json:"scaleNamespace"`
 	ScaleJobs      int                     `json:"scaleJobs"`
 }
@@ -248,6 +250,19 @@ func (f *fixture) serveControl(main *uiServer, logs *fakeLogs) string {
 			st.TrainerStatus = &trainer.TrainJobTrainerStatus{ProgressPercentage: &pct,
 				Metrics:         []trainer.Metric{{Name: "loss", Value: fmt.Sprintf("%.1f", 2.0-float64(i)*0.1)}},
 				LastUpdatedTime: metav1.NewTime(time.Now().Add(time.Duration(i-100) * time.Second))}
+		})
+	})
+	// spam reports n metrics, all named anew: more than the UI charts of one job.
+	handle("/spam", func(r *http.Request) error {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		if err != nil {
+			return err
+		}
+		return f.setStatus(r.URL.Query().Get("job"), func(st *trainer.TrainJobStatus) {
+			st.TrainerStatus = &trainer.TrainJobTrainerStatus{LastUpdatedTime: metav1.Now()}
+			for i := range n {
+				st.TrainerStatus.Metrics = append(st.TrainerStatus.Metrics, trainer.Metric{Name: fmt.Sprintf("metric-%d", i), Value: "1"})
+			}
 		})
 	})
 	handle("/log", func(r *http.Request) error {

@@ -74,6 +74,11 @@ func runtimeOf(name string, deprecated bool) *trainer.ClusterTrainingRuntime {
 	}
 }
 
+// trainingRuntimeOf is runtimeOf's runtime as a TrainingRuntime of namespace ns.
+func trainingRuntimeOf(ns, name string) *trainer.TrainingRuntime {
+	return &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: runtimeOf(name, false).Spec}
+}
+
 // kinds are the fixture's jobs: 25 in seven states, as `kubectl gantry list` derives them.
 var kinds = []struct {
 	state string
@@ -82,7 +87,7 @@ var kinds = []struct {
 
 func (f *fixture) create(fwk *framework.Framework) expectation {
 	f.ns = "team-a"
-	exp := expectation{Namespace: f.ns, ToComplete: "running-1", ProgressJob: "running-2", LogJob: "running-3",
+	exp := expectation{Namespace: f.ns, ToComplete: "running-1", ProgressJob: "running-2", LogJob: "running-3", SpamJob: "running-4",
 		UserNamespace: "user-a", ScaleNamespace: "scale", ScaleJobs: 1000,
 		Runtimes: map[string]runtimeUsage{"browser-torch": {}, "browser-old": {Deprecated: true}, "browser-spare": {}}}
 	for _, ns := range []string{f.ns, exp.UserNamespace, exp.ScaleNamespace} {
@@ -115,6 +120,12 @@ func (f *fixture) create(fwk *framework.Framework) expectation {
 		Type:           corev1.EventTypeWarning, Reason: "Failed", Message: "Error: container node exited with code 1",
 		LastTimestamp: metav1.NewTime(time.Now().Add(-3 * time.Minute)),
 	}))
+	// A TrainingRuntime of the namespace alice reads, and one of a namespace she does not: the
+	// UI names the first to her, never the second (nor the ClusterTrainingRuntimes, which she
+	// may not list here).
+	exp.UserRuntimes = []string{"user-a-tuned"}
+	f.must(f.c.Create(f.ctx, trainingRuntimeOf(exp.UserNamespace, "user-a-tuned")))
+	f.must(f.c.Create(f.ctx, trainingRuntimeOf(f.ns, "team-a-private")))
 	f.reader(exp.UserNamespace, "alice")
 	f.scale(exp.ScaleNamespace, exp.ScaleJobs)
 	kubeconfig, err := fwk.WriteKubeconfig(f.t.TempDir())
@@ -169,11 +180,12 @@ func (f *fixture) pod(job, name, index string) {
 	f.must(f.c.Status().Update(f.ctx, p))
 }
 
-// reader binds service account name of ns to reading the jobs of ns only.
+// reader binds service account name of ns to reading the jobs and runtimes of ns only.
 func (f *fixture) reader(ns, name string) {
 	f.must(f.c.Create(f.ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"trainer.kubeflow.org"}, Resources: []string{"trainjobs"}, Verbs: []string{"get", "list", "watch"}}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"trainer.kubeflow.org"}, Resources: []string{"trainjobs", "trainingruntimes"},
+			Verbs: []string{"get", "list", "watch"}}},
 	}))
 	f.must(f.c.Create(f.ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},

@@ -38,12 +38,37 @@ async function waitFor(fn, ms) {
   return -1;
 }
 
+// The UI's Content-Security-Policy refuses inline scripts, so axe-core is evaluated through the
+// DevTools protocol (outside the page's policy) rather than added as a <script>.
 async function axeCheck(page, name) {
-  await page.addScriptTag({ content: axeSource });
+  await page.evaluate(axeSource);
   const result = await page.evaluate(async () => await window.axe.run(document, { resultTypes: ["violations"] }));
   const serious = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
   check(serious.length === 0, `${name}: no serious accessibility violations (axe-core)`,
     serious.map((v) => `${v.id}: ${v.nodes.length} nodes`).join(", "));
+}
+
+// Every page the UI serves must carry its Content-Security-Policy and break none of it: the
+// browser reports each violation as a securitypolicyviolation event and a console error.
+const cspViolations = [];
+const withoutCSP = [];
+const uiOrigins = [env.UI_URL, env.AUTH_URL];
+async function watchCSP(page) {
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} refused ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`));
+  });
+  page.on("console", (msg) => {
+    if (/Content Security Policy|CSP violation/.test(msg.text())) cspViolations.push(`${page.url()}: ${msg.text()}`);
+  });
+  page.on("response", (res) => {
+    const type = res.request().resourceType();
+    if (uiOrigins.some((o) => res.url().startsWith(o)) && ["document", "script", "stylesheet", "eventsource", "fetch"].includes(type) &&
+      !(res.headers()["content-security-policy"] || "").includes("script-src 'self'")) {
+      withoutCSP.push(`${type} ${res.url()} (${res.status()})`);
+    }
+  });
+  return page;
 }
 
 const browser = await chromium.launch({
@@ -52,7 +77,7 @@ const browser = await chromium.launch({
     "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
 try {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const page = await watchCSP(await browser.newPage({ viewport: { width: 1400, height: 900 } }));
   const ns = expected.namespace;
 
   // 1. The Jobs page shows the command line's states.
@@ -96,6 +121,19 @@ try {
   const after = await page.getAttribute('figure[data-metric="loss"]', "data-points");
   check(after === "20", `after a restart of the UI, loss still has ${after} points`, "want 20");
 
+  // 3b. A job reporting more metric names than the UI charts is told so, once, on its Progress tab.
+  const spam = expected.spamJob;
+  await page.goto(`${env.UI_URL}/jobs/${ns}/${spam}?tab=progress`);
+  await control(`/spam?job=${spam}&n=40`);
+  const told = "8 metrics of this job's last report are not charted: the UI charts the first 32 metric names a job reports";
+  const noticeText = () => page.textContent("#history-notice", { timeout: 1000 }).catch(() => null);
+  await waitFor(async () => ((await noticeText()) || "").startsWith(told), 5000);
+  const notice = (await noticeText()) || "";
+  const charts = await page.$$eval("figure[data-metric]", (fs) => fs.length);
+  check(notice.startsWith(told) && await page.isVisible("#history-notice"), "Progress tab: says 8 of 40 metric names are not charted", JSON.stringify(notice));
+  check(charts === 32, `Progress tab: ${charts} charts of 40 metrics`, "want 32");
+  await page.screenshot({ path: `${artifacts}/job-progress-notice.png`, fullPage: true });
+
   // 4. Log lines appear in order as they are written; another step shows its own pod.
   const logJob = expected.logJob;
   await page.goto(`${env.UI_URL}/jobs/${ns}/${logJob}?tab=logs&step=node-0`);
@@ -136,12 +174,15 @@ try {
   await page.screenshot({ path: `${artifacts}/runtimes.png`, fullPage: true });
 
   // 7. Token mode: no token, 401; a user of one namespace is refused another, its stream too.
-  const anon = await browser.newPage();
+  const anon = await watchCSP(await browser.newPage());
   const res = await anon.goto(`${env.AUTH_URL}/jobs?ns=${expected.userNamespace}`);
   check(res.status() === 401, `token mode: no token is ${res.status()}`, "want 401");
   await anon.setExtraHTTPHeaders({ Authorization: `Bearer ${env.AUTH_TOKEN}` });
   const own = await anon.goto(`${env.AUTH_URL}/jobs?ns=${expected.userNamespace}`);
   check(own.status() === 200, `token mode: the user's namespace is ${own.status()}`);
+  const named = await anon.$$eval('select[name="runtime"] option', (os) => os.map((o) => o.textContent).filter((t) => t !== "any"));
+  check(JSON.stringify(named) === JSON.stringify(expected.userRuntimes),
+    `token mode: the runtime filter names only the runtimes the user may list: ${JSON.stringify(named)}`, JSON.stringify(expected.userRuntimes));
   const other = await anon.goto(`${env.AUTH_URL}/jobs?ns=${ns}`);
   const body = await anon.textContent("body");
   check(other.status() === 403 && body.includes("forbidden"), `token mode: another namespace is ${other.status()} and says forbidden`);
@@ -149,7 +190,7 @@ try {
   check(stream === 403, `token mode: the other namespace's event stream is ${stream}`, "want 403");
 
   // 9. The Jobs page of 1,000 TrainJobs: the first 100, DOM ready and bytes on the wire; Next.
-  const big = await browser.newPage();
+  const big = await watchCSP(await browser.newPage());
   await big.goto(`${env.UI_URL}/jobs?ns=${expected.scaleNamespace}`);
   const nav = await big.evaluate(() => {
     const n = performance.getEntriesByType("navigation")[0];
@@ -169,6 +210,10 @@ try {
   check(second.length === 100 && overlap === 0 && (await big.textContent("#pager .count")).startsWith("101–200 of"),
     `1,000 jobs: Next shows ${second.length} other rows (${overlap} repeated)`);
   await axeCheck(big, "Jobs page (page 2)");
+
+  // 10. No page broke its Content-Security-Policy, and every answer carried one.
+  check(cspViolations.length === 0, `no Content-Security-Policy violation (${cspViolations.length})`, cspViolations.slice(0, 5).join("; "));
+  check(withoutCSP.length === 0, `every answer of the UI carries its Content-Security-Policy (${withoutCSP.length} without)`, withoutCSP.slice(0, 5).join("; "));
 } finally {
   await browser.close();
 }
