@@ -48,7 +48,7 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "history metric names", args: []string{"--history-metric-names", "0"}, wantCode: exitUsage,
 			wantErrOut: "--history-metric-names must be at least 1, got 0"},
 		{name: "history memory", args: []string{"--history-memory", "lots"}, wantCode: exitUsage,
-			wantErrOut: `--history-memory "lots": a quantity such as 32Mi`},
+			wantErrOut: `--history-memory "lots": a quantity such as 48Mi`},
 		{name: "history memory too small", args: []string{"--history-memory", "100Ki"}, wantCode: exitUsage,
 			wantErrOut: "--history-memory must be at least 1Mi, got 100Ki"},
 		{name: "kubeconfig mode off loopback", args: []string{"--address", "0.0.0.0:8080"}, wantCode: exitUsage,

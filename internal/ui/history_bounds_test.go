@@ -337,3 +337,13 @@ func TestRestoreAppliesTheBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultBudgetHoldsTheMeasuredScale: the default budget keeps the curves of the 1,000 jobs
+// of three metrics the UI is measured with (test/integration/ui), each at its full length, so a
+// restarted UI restores them all.
+func TestDefaultBudgetHoldsTheMeasuredScale(t *testing.T) {
+	perJob := HistoryCost(HistoryLimits{}, "loss", "accuracy", "lr")
+	if got := 1000 * perJob; got > DefaultHistoryBytes {
+		t.Errorf("1,000 jobs of three metrics reserve %d bytes (%d each), over the default budget of %d", got, perJob, DefaultHistoryBytes)
+	}
+}

@@ -167,7 +167,7 @@ const minHistoryMemory = 1 << 20
 func (o *Options) historyBytes() (int64, error) {
 	q, err := resource.ParseQuantity(o.HistoryMemory)
 	if err != nil {
-		return 0, usageErrorf("--history-memory %q: a quantity such as 32Mi: %v", o.HistoryMemory, err)
+		return 0, usageErrorf("--history-memory %q: a quantity such as 48Mi: %v", o.HistoryMemory, err)
 	}
 	if q.Value() < minHistoryMemory {
 		return 0, usageErrorf("--history-memory must be at least 1Mi, got %s", o.HistoryMemory)
