@@ -26,6 +26,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// wantMetrics is /metrics of TestMetricsEndpoint's history; BUDGET stands for its budget.
+const wantMetrics = `# HELP gantry_ui_history_dropped_total Values of progress reports the UI's history did not keep: of metric names beyond a job's first --history-metric-names (metric-names), or of curves the --history-memory budget had no room for (memory).
+# TYPE gantry_ui_history_dropped_total counter
+gantry_ui_history_dropped_total{reason="memory"} 1
+gantry_ui_history_dropped_total{reason="metric-names"} 1
+# HELP gantry_ui_history_evicted_jobs_total Finished jobs whose curves were dropped to make room within --history-memory for a running job's.
+# TYPE gantry_ui_history_evicted_jobs_total counter
+gantry_ui_history_evicted_jobs_total 0
+# HELP gantry_ui_history_bytes Memory the progress curves hold, each counted at its full --history-points.
+# TYPE gantry_ui_history_bytes gauge
+gantry_ui_history_bytes BUDGET
+# HELP gantry_ui_history_budget_bytes The progress curves' memory budget, --history-memory.
+# TYPE gantry_ui_history_budget_bytes gauge
+gantry_ui_history_budget_bytes BUDGET
+# HELP gantry_ui_history_jobs Jobs with progress curves.
+# TYPE gantry_ui_history_jobs gauge
+gantry_ui_history_jobs 1
+`
+
 // TestMetricsEndpoint: /metrics counts what the history drops. In token and header modes it
 // answers a bearer token allowed get on the non-resource URL /metrics, as the manager's
 // endpoint does (a scraper does not come through header mode's proxy); in kubeconfig mode it is
@@ -47,24 +66,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	header := headerAccess(t)
 	header.reviewer = NewAccess(fakeReviews(aliceOfTeamA), "", "").reviewer
-	tmpl := `# HELP gantry_ui_history_dropped_total Values of progress reports the UI's history did not keep: of metric names beyond a job's first --history-metric-names (metric-names), or of curves the --history-memory budget had no room for (memory).
-# TYPE gantry_ui_history_dropped_total counter
-gantry_ui_history_dropped_total{reason="memory"} 1
-gantry_ui_history_dropped_total{reason="metric-names"} 1
-# HELP gantry_ui_history_evicted_jobs_total Finished jobs whose curves were dropped to make room within --history-memory for a running job's.
-# TYPE gantry_ui_history_evicted_jobs_total counter
-gantry_ui_history_evicted_jobs_total 0
-# HELP gantry_ui_history_bytes Memory the progress curves hold, each counted at its full --history-points.
-# TYPE gantry_ui_history_bytes gauge
-gantry_ui_history_bytes BUDGET
-# HELP gantry_ui_history_budget_bytes The progress curves' memory budget, --history-memory.
-# TYPE gantry_ui_history_budget_bytes gauge
-gantry_ui_history_budget_bytes BUDGET
-# HELP gantry_ui_history_jobs Jobs with progress curves.
-# TYPE gantry_ui_history_jobs gauge
-gantry_ui_history_jobs 1
-`
-	want := strings.ReplaceAll(tmpl, "BUDGET", strconv.FormatInt(limits.Bytes, 10))
+	want := strings.ReplaceAll(wantMetrics, "BUDGET", strconv.FormatInt(limits.Bytes, 10))
 	cases := map[string]struct {
 		handler  http.Handler
 		token    string

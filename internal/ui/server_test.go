@@ -143,10 +143,10 @@ var wantSecurityHeaders = map[string]string{
 	"Referrer-Policy":        "no-referrer",
 }
 
-// TestEveryResponseCarriesTheSecurityHeaders: pages, error pages, static files, live streams,
-// log downloads and each sign-in mode's refusals and pages carry a strict Content-Security-Policy
-// (scripts, styles and connections from the UI only, no framing), nosniff and no referrer.
-func TestEveryResponseCarriesTheSecurityHeaders(t *testing.T) {
+// serveEachMode serves the fixture in each sign-in mode, as Run composes them, and returns their
+// URLs and a cookie jar signed in to the kubeconfig mode's.
+func serveEachMode(t *testing.T) (map[string]string, http.CookieJar) {
+	t.Helper()
 	local, err := NewLocalAuth()
 	if err != nil {
 		t.Fatal(err)
@@ -166,13 +166,19 @@ func TestEveryResponseCarriesTheSecurityHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signedIn := &http.Client{Jar: jar}
-	resp, err := signedIn.Get(urls["kubeconfig"] + "/jobs?token=" + local.Token())
+	resp, err := (&http.Client{Jar: jar}).Get(urls["kubeconfig"] + "/jobs?token=" + local.Token())
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close()
+	return urls, jar
+}
 
+// TestEveryResponseCarriesTheSecurityHeaders: pages, error pages, static files, live streams,
+// log downloads and each sign-in mode's refusals and pages carry a strict Content-Security-Policy
+// (scripts, styles and connections from the UI only, no framing), nosniff and no referrer.
+func TestEveryResponseCarriesTheSecurityHeaders(t *testing.T) {
+	urls, jar := serveEachMode(t)
 	cases := []struct {
 		mode, method, path, token string
 		signedIn                  bool
