@@ -28,9 +28,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gantry-ml/gantry/internal/ui"
+	"github.com/gantry-ml/gantry/internal/util/memlimit"
 	"github.com/gantry-ml/gantry/internal/version"
 )
 
@@ -58,6 +61,10 @@ Flags:
 `
 
 func main() {
+	memlimit.FromCgroup()
+	// Gantry's UI says what matters itself (warnings, once each); controller-runtime's cache logs
+	// nothing a user acts on, and without a logger it prints a stack trace after 30 s.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

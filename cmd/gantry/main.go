@@ -22,12 +22,17 @@ import (
 	"io"
 	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gantry-ml/gantry/internal/cli"
 )
 
 func main() {
+	// The CLI says what matters itself; controller-runtime's client and cache log nothing a user
+	// acts on, and without a logger they print a stack trace after 30 s (gantry ui, watch).
+	ctrllog.SetLogger(logr.Discard())
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -43,6 +43,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	"github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/internal/util/memlimit"
 	"github.com/gantry-ml/gantry/internal/util/reachable"
 	"github.com/gantry-ml/gantry/internal/version"
 	"github.com/gantry-ml/gantry/internal/webhook"
@@ -58,6 +59,7 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+	memlimit.FromCgroup()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
