@@ -102,23 +102,7 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 		return nil
 	}
 	from := fmt.Sprintf("from %d to %d nodes", current, target)
-	switch {
-	case isFinished(s.status) || apply.Finished(js):
-		s.setScaled(metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
-		return nil
-	}
-	owner, err := r.sizeOwner(ctx, s.tj)
-	switch {
-	case apierrors.IsForbidden(err):
-		// Refused rather than risked: a scale past what Kueue admitted takes quota it did not give.
-		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": cannot tell whether Kueue admitted this TrainJob: "+err.Error())
-		return nil
-	case err != nil:
-		s.setScaled(metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
-		s.scaleErr = fmt.Errorf("looking for a Kueue Workload of the TrainJob: %w", err)
-		return nil
-	case owner != "":
-		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": "+owner+" admitted this TrainJob at its size, and does not resize TrainJobs")
+	if r.refuseScale(ctx, s, js, from) {
 		return nil
 	}
 	patch, err := scalePatch(index, js.Spec.ReplicatedJobs[index].Name, target)
@@ -140,6 +124,29 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
 		s.scaleErr = fmt.Errorf("scaling the JobSet %s: %w", from, err)
 	}
 	return nil
+}
+
+// refuseScale reports whether the scale may not be made, with the Scaled condition that says why:
+// the JobSet has finished, or someone other than the user decided the TrainJob's size.
+func (r *TrainJobReconciler) refuseScale(ctx context.Context, s *scope, js *jobsetv1alpha2.JobSet, from string) bool {
+	if isFinished(s.status) || apply.Finished(js) {
+		s.setScaled(metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
+		return true
+	}
+	owner, err := r.sizeOwner(ctx, s.tj)
+	switch {
+	case apierrors.IsForbidden(err):
+		// Refused rather than risked: a scale past what Kueue admitted takes quota it did not give.
+		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": cannot tell whether Kueue admitted this TrainJob: "+err.Error())
+	case err != nil:
+		s.setScaled(metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
+		s.scaleErr = fmt.Errorf("looking for a Kueue Workload of the TrainJob: %w", err)
+	case owner != "":
+		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": "+owner+" admitted this TrainJob at its size, and does not resize TrainJobs")
+	default:
+		return false
+	}
+	return true
 }
 
 // scalePatch changes the parallelism and completions of replicated job index, after checking it
