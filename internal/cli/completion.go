@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 // Completions list on demand (no cache): a name typed a second later must be there.

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 type eventsOptions struct {

@@ -26,7 +26,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 // Exit codes, documented in README ("Command line"), docs/cli.md and every verb's --help: CI

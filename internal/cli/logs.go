@@ -23,7 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 type logsOptions struct {

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package cli is the `gantry` command line, also installed as the kubectl plugin
-// `kubectl-gantry`. The verbs print what pkg/jobview computes, so the CLI and the web UI
+// `kubectl-gantry`. The verbs print what internal/jobview computes, so the CLI and the web UI
 // never disagree.
 package cli
 
@@ -34,7 +34,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 // Options are what every verb shares: the kubectl connection flags, the streams and the clock.

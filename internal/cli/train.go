@@ -40,7 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 type trainOptions struct {

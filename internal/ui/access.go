@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/jobview"
 	"github.com/gantry-ml/gantry/internal/kubeauth"
-	"github.com/gantry-ml/gantry/pkg/jobview"
 )
 
 // User is who a request comes from in token and header modes.

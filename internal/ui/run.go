@@ -31,8 +31,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gantry-ml/gantry/internal/jobview"
 	"github.com/gantry-ml/gantry/internal/kubeauth"
-	"github.com/gantry-ml/gantry/pkg/jobview"
 )
 
 // Options are the UI server's settings, shared by `gantry ui` and the lean gantry-ui binary so

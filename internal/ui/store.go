@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package ui is `gantry ui`: a web UI over the job views of pkg/jobview (the command line's),
+// Package ui is `gantry ui`: a web UI over the job views of internal/jobview (the command line's),
 // fed by shared informers, with live updates over server-sent events.
 package ui
 
@@ -37,8 +37,8 @@ import (
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/jobview"
 	gscheme "github.com/gantry-ml/gantry/internal/scheme"
-	"github.com/gantry-ml/gantry/pkg/jobview"
 )
 
 // Store is the UI's copy of the cluster: informers on TrainJobs, their pods, the runtimes and,

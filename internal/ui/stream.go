@@ -29,7 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 // heartbeat keeps idle streams open through proxies that close quiet connections.

@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	"github.com/gantry-ml/gantry/pkg/jobview"
+	"github.com/gantry-ml/gantry/internal/jobview"
 )
 
 // The log follower's view of the cluster: every step waits on Changes at once, and each must

@@ -18,4 +18,6 @@ limitations under the License.
 // plugin) and the web UI so the two never disagree: the derived state, the steps (the Kubeflow
 // Python SDK's step model, newest pod per step), progress, the merged events and a log
 // follower. Everything that decides is a pure function of API objects; Reader only fetches.
+// It is internal: the command line and the UI are its only users, and it makes no promise to
+// code outside this module (pkg/testkit is Gantry's one public Go API).
 package jobview
