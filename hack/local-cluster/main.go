@@ -44,7 +44,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/gantry-ml/gantry/internal/localcluster"
+	"github.com/gantry-ml/gantry/test/localcluster"
 )
 
 func main() {

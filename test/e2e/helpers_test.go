@@ -40,11 +40,11 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/localcluster"
+	"github.com/gantry-ml/gantry/test/localcluster"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
-// Simulation annotations the cluster's kwok Stages read (internal/localcluster/kwok-stages.yaml).
+// Simulation annotations the cluster's kwok Stages read (test/localcluster/kwok-stages.yaml).
 const (
 	simDuration   = "sim.gantry.dev/duration"
 	simExitCode   = "sim.gantry.dev/exit-code"

@@ -40,9 +40,9 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/controller"
-	"github.com/gantry-ml/gantry/internal/localcluster"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
+	"github.com/gantry-ml/gantry/test/localcluster"
 )
 
 // The paths of the manager beyond a TrainJob's run: refusals, repairs, certificate rotation,

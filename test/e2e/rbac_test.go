@@ -35,8 +35,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/gantry-ml/gantry/internal/localcluster"
 	"github.com/gantry-ml/gantry/internal/manifest"
+	"github.com/gantry-ml/gantry/test/localcluster"
 	"github.com/gantry-ml/gantry/test/util"
 )
 

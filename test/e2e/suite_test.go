@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package e2e runs TrainJobs on the local cluster (internal/localcluster): real etcd,
+// Package e2e runs TrainJobs on the local cluster (test/localcluster): real etcd,
 // kube-apiserver, kube-scheduler, Job and garbage-collector controllers, JobSet and Kueue, with
 // kwok simulating the GPU nodes and the pods' lifecycle. Each spec works in its own namespace and
 // deletes what it created.
@@ -40,8 +40,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/gantry-ml/gantry/internal/localcluster"
 	"github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/test/localcluster"
 	"github.com/gantry-ml/gantry/test/util"
 )
 

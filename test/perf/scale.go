@@ -32,8 +32,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gantry-ml/gantry/internal/localcluster"
 	"github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/test/localcluster"
 	"github.com/gantry-ml/gantry/test/util"
 )
 

@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gantry-ml/gantry/internal/localcluster"
+	"github.com/gantry-ml/gantry/test/localcluster"
 )
 
 // wave creates n TrainJobs from the start-th, waits until each has its JobSet and is Complete,

@@ -30,7 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gantry-ml/gantry/internal/localcluster"
+	"github.com/gantry-ml/gantry/test/localcluster"
 )
 
 // Takeover targets: after SIGKILL the lease must expire (15 s after the other replica last saw it

@@ -49,8 +49,8 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/localcluster"
 	"github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/test/localcluster"
 	"github.com/gantry-ml/gantry/test/util"
 )
 
