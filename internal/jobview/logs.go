@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // LogSource is what the follower needs from the cluster; the CLI's comes from the API (watches
@@ -139,7 +140,7 @@ func (f *Follower) runAll(ctx context.Context) (*trainer.TrainJob, error) {
 		}
 	}
 	start(steps)
-	for !DeriveState(tj, nil).State.Terminal() {
+	for !trainjob.DeriveState(tj, nil, nil).State.Terminal() {
 		if f.wait(ctx, changes, nil) != nil {
 			break
 		}
@@ -182,7 +183,7 @@ func (f *Follower) runStep(ctx context.Context, step string, prefix, strict bool
 		}
 		steps := Steps(pods)
 		i := slices.IndexFunc(steps, func(s Step) bool { return s.Name == step })
-		terminal := DeriveState(tj, nil).State.Terminal()
+		terminal := trainjob.DeriveState(tj, nil, nil).State.Terminal()
 		var p *corev1.Pod
 		if i >= 0 {
 			p = podNamed(pods, steps[i].Pod)
@@ -215,7 +216,7 @@ func (f *Follower) runStep(ctx context.Context, step string, prefix, strict bool
 			return tj, &StepError{Job: tj.Name, Step: step, Reason: reason, Known: stepNames(steps)}
 		case terminal:
 			if cur.uid == "" && strict {
-				reason := "never ran: the TrainJob is " + string(DeriveState(tj, nil).State)
+				reason := "never ran: the TrainJob is " + string(trainjob.DeriveState(tj, nil, nil).State)
 				return tj, &StepError{Job: tj.Name, Step: step, Reason: reason, Known: stepNames(steps)}
 			}
 			return tj, nil
@@ -387,7 +388,7 @@ func (f *Follower) endStream(ctx context.Context, cancel context.CancelFunc, liv
 
 // streamOver: the pod finished or is no longer the step's newest, or the job ended.
 func streamOver(tj *trainer.TrainJob, pods []corev1.Pod, p *corev1.Pod, step string) bool {
-	if DeriveState(tj, nil).State.Terminal() {
+	if trainjob.DeriveState(tj, nil, nil).State.Terminal() {
 		return true
 	}
 	for _, s := range Steps(pods) {

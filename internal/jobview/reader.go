@@ -34,6 +34,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	gscheme "github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Reader fetches job views from the API. Its client maps kinds statically, so it never asks
@@ -72,7 +73,7 @@ func StaticMapper() meta.RESTMapper {
 		{corev1.SchemeGroupVersion.WithKind("Event"), meta.RESTScopeNamespace},
 		{corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace},
 		{corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot},
-		{WorkloadGVK, meta.RESTScopeNamespace},
+		{trainjob.WorkloadGVK, meta.RESTScopeNamespace},
 	} {
 		m.Add(k.gvk, k.scope)
 		// A cache limited to some namespaces asks the scope of the list kind itself
@@ -123,8 +124,8 @@ func (r *Reader) Complete(ctx context.Context, tj *trainer.TrainJob) (*View, err
 // children reads the JobSet's Jobs of a job that may be retrying pods; pods nil reads them
 // too. Nil when the job is settled or the Jobs are unreadable (the state then falls back to
 // status.jobsStatus).
-func (r *Reader) children(ctx context.Context, tj *trainer.TrainJob, pods []corev1.Pod) *Children {
-	if !mayRetry(tj) {
+func (r *Reader) children(ctx context.Context, tj *trainer.TrainJob, pods []corev1.Pod) *trainjob.Children {
+	if !trainjob.MayRetry(tj) {
 		return nil
 	}
 	jobs := &batchv1.JobList{}
@@ -135,32 +136,26 @@ func (r *Reader) children(ctx context.Context, tj *trainer.TrainJob, pods []core
 	if pods == nil {
 		pods, _ = r.Pods(ctx, tj)
 	}
-	return &Children{Jobs: jobs.Items, Pods: pods, Now: time.Now()}
-}
-
-// mayRetry: only a job that runs, with a JobSet, can have Jobs retrying pods.
-func mayRetry(tj *trainer.TrainJob) bool {
-	d := DeriveState(tj, nil)
-	return len(tj.Status.JobsStatus) > 0 && !d.State.Terminal() && !suspended(tj)
+	return &trainjob.Children{Jobs: jobs.Items, Pods: pods, Now: time.Now()}
 }
 
 // childrenFor reads, for a list, the Jobs of every job that may be retrying with one request,
 // and the failed pods with a second, only when some Job has failures. Keyed by JobSet name.
-func (r *Reader) childrenFor(ctx context.Context, ns string, tjs []trainer.TrainJob) map[string]*Children {
-	if !slices.ContainsFunc(tjs, func(tj trainer.TrainJob) bool { return mayRetry(&tj) }) {
+func (r *Reader) childrenFor(ctx context.Context, ns string, tjs []trainer.TrainJob) map[string]*trainjob.Children {
+	if !slices.ContainsFunc(tjs, func(tj trainer.TrainJob) bool { return trainjob.MayRetry(&tj) }) {
 		return nil
 	}
 	jobs := &batchv1.JobList{}
 	if err := r.Client.List(ctx, jobs, client.InNamespace(ns), client.HasLabels{jobset.JobSetNameKey}); err != nil {
 		return nil
 	}
-	out := map[string]*Children{}
+	out := map[string]*trainjob.Children{}
 	now := time.Now()
 	failures := false
 	for _, j := range jobs.Items {
 		key := j.Namespace + "/" + j.Labels[jobset.JobSetNameKey]
 		if out[key] == nil {
-			out[key] = &Children{Now: now}
+			out[key] = &trainjob.Children{Now: now}
 		}
 		out[key].Jobs = append(out[key].Jobs, j)
 		failures = failures || j.Status.Failed > 0
@@ -211,17 +206,17 @@ func summarizeObject(obj client.Object) *Runtime {
 	return nil
 }
 
-func (r *Reader) workloadOf(ctx context.Context, tj *trainer.TrainJob) *Workload {
-	if _, managed := tj.Labels[QueueLabel]; !managed {
+func (r *Reader) workloadOf(ctx context.Context, tj *trainer.TrainJob) *trainjob.Workload {
+	if !trainjob.Suspended(tj) {
 		return nil
 	}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(WorkloadListGVK)
+	list.SetGroupVersionKind(trainjob.WorkloadListGVK)
 	if err := r.Client.List(ctx, list, client.InNamespace(tj.Namespace),
-		client.MatchingLabels{JobUIDLabel: string(tj.UID)}); err != nil || len(list.Items) == 0 {
+		client.MatchingLabels{trainjob.WorkloadJobUIDLabel: string(tj.UID)}); err != nil || len(list.Items) == 0 {
 		return nil
 	}
-	return WorkloadFrom(&list.Items[0])
+	return trainjob.WorkloadFrom(&list.Items[0])
 }
 
 // ListOptions select the TrainJobs of a list.
@@ -230,7 +225,7 @@ type ListOptions struct {
 	Namespace string
 	Selector  string
 	Runtime   string
-	States    []State
+	States    []trainjob.State
 }
 
 // SummaryList is the outcome of a list; ResourceVersion lets a watch go on from it.
@@ -284,10 +279,8 @@ func (r *Reader) List(ctx context.Context, opts ListOptions) (*SummaryList, erro
 // RuntimeKey is the key of the runtime a TrainJob references in an index of runtimes built
 // with Runtime.Key: a TrainingRuntime of the job's namespace, or a ClusterTrainingRuntime.
 func RuntimeKey(tj *trainer.TrainJob) string {
-	if runtimeKind(tj) == trainer.TrainingRuntimeKind {
-		return trainer.TrainingRuntimeKind + "/" + tj.Namespace + "/" + tj.Spec.RuntimeRef.Name
-	}
-	return trainer.ClusterTrainingRuntimeKind + "//" + tj.Spec.RuntimeRef.Name
+	key := trainjob.RuntimeKey(tj)
+	return trainjob.RuntimeKind(tj) + "/" + key.Namespace + "/" + key.Name
 }
 
 // runtimesFor reads the runtimes whose defaults some job needs (no numNodes or resources of its
@@ -299,7 +292,7 @@ func (r *Reader) runtimesFor(ctx context.Context, ns string, jobs []trainer.Trai
 		if t != nil && t.NumNodes != nil && t.ResourcesPerNode != nil {
 			continue
 		}
-		if runtimeKind(&jobs[i]) == trainer.TrainingRuntimeKind {
+		if trainjob.RuntimeKind(&jobs[i]) == trainer.TrainingRuntimeKind {
 			needNS = true
 		} else {
 			needCluster = true
@@ -326,27 +319,27 @@ func addRuntimes(m map[string]*Runtime, rts []Runtime) {
 	}
 }
 
-// workloadsFor reads Kueue's Workloads when a suspended job is Kueue-managed: only then does
-// the state need them. Keyed by the job's UID.
-func (r *Reader) workloadsFor(ctx context.Context, ns string, jobs []trainer.TrainJob) map[string]*Workload {
+// workloadsFor reads Kueue's Workloads when a job is suspended: only then does the state need
+// them, and a Workload says Kueue holds the job whatever its labels. Keyed by the job's UID.
+func (r *Reader) workloadsFor(ctx context.Context, ns string, jobs []trainer.TrainJob) map[string]*trainjob.Workload {
 	need := false
 	for i := range jobs {
-		if _, ok := jobs[i].Labels[QueueLabel]; ok && suspended(&jobs[i]) {
+		if trainjob.Suspended(&jobs[i]) {
 			need = true
 			break
 		}
 	}
-	out := map[string]*Workload{}
+	out := map[string]*trainjob.Workload{}
 	if !need {
 		return out
 	}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(WorkloadListGVK)
-	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.HasLabels{JobUIDLabel}); err != nil {
+	list.SetGroupVersionKind(trainjob.WorkloadListGVK)
+	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.HasLabels{trainjob.WorkloadJobUIDLabel}); err != nil {
 		return out
 	}
 	for i := range list.Items {
-		out[list.Items[i].GetLabels()[JobUIDLabel]] = WorkloadFrom(&list.Items[i])
+		out[list.Items[i].GetLabels()[trainjob.WorkloadJobUIDLabel]] = trainjob.WorkloadFrom(&list.Items[i])
 	}
 	return out
 }

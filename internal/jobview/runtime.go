@@ -22,9 +22,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Runtime is the summary of a TrainingRuntime or ClusterTrainingRuntime that practitioners
@@ -59,36 +59,11 @@ func SummarizeRuntime(obj metav1.Object, kind string, spec *trainer.TrainingRunt
 	if spec.MLPolicy != nil && spec.MLPolicy.NumNodes != nil {
 		r.Nodes = *spec.MLPolicy.NumNodes
 	}
-	if c := trainerContainer(spec); c != nil {
+	if _, c := trainjob.TrainerNode(&spec.Template.Spec); c != nil {
 		r.Image = c.Image
 		r.Device, r.DevicesPerNode = device(c.Resources)
 	}
 	return r
-}
-
-// trainerContainer is the container a TrainJob's trainer fields override: "node" in the
-// replicated job labelled as the trainer ancestor, else in the job named "node".
-func trainerContainer(spec *trainer.TrainingRuntimeSpec) *corev1.Container {
-	rjobs := spec.Template.Spec.ReplicatedJobs
-	i := slices.IndexFunc(rjobs, func(r jobset.ReplicatedJob) bool {
-		return r.Template.Labels[trainer.AncestorLabel] == trainer.AncestorTrainer
-	})
-	if i < 0 {
-		i = slices.IndexFunc(rjobs, func(r jobset.ReplicatedJob) bool { return r.Name == "node" })
-	}
-	if i < 0 {
-		return nil
-	}
-	cs := rjobs[i].Template.Spec.Template.Spec.Containers
-	for j := range cs {
-		if cs[j].Name == "node" {
-			return &cs[j]
-		}
-	}
-	if len(cs) > 0 {
-		return &cs[0]
-	}
-	return nil
 }
 
 // device returns the first extended resource of a container (by name, so the answer is stable)

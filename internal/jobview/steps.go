@@ -25,6 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Step is one pod slot of a TrainJob, as the Kubeflow Python SDK names them:
@@ -67,7 +69,7 @@ func StepName(pod *corev1.Pod) (string, bool) {
 	if jobIdx != "" && jobIdx != "0" {
 		parts = append(parts, jobIdx)
 	}
-	initializer := rjob == DatasetInitializer || rjob == ModelInitializer
+	initializer := rjob == trainjob.DatasetInitializer || rjob == trainjob.ModelInitializer
 	if idx != "" && (!initializer || idx != "0") {
 		parts = append(parts, idx)
 	}
@@ -163,11 +165,11 @@ func devices(r corev1.ResourceRequirements) int64 {
 // stepRank puts initializers before the rest, as they run first.
 func stepRank(rjob string) int {
 	switch rjob {
-	case DatasetInitializer:
+	case trainjob.DatasetInitializer:
 		return 0
-	case ModelInitializer:
+	case trainjob.ModelInitializer:
 		return 1
-	case "launcher":
+	case trainjob.LauncherJob:
 		return 2
 	default:
 		return 3

@@ -22,8 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // The view document's type. Scripts and agents read `gantry get -o json`; its fields only
@@ -35,26 +37,26 @@ const (
 
 // Summary is what a list shows of one TrainJob.
 type Summary struct {
-	Name      string    `json:"name"`
-	Namespace string    `json:"namespace"`
-	UID       types.UID `json:"uid"`
-	State     State     `json:"state"`
+	Name      string         `json:"name"`
+	Namespace string         `json:"namespace"`
+	UID       types.UID      `json:"uid"`
+	State     trainjob.State `json:"state"`
 	// Message explains the state: why it waits, what failed.
 	Message string     `json:"message,omitempty"`
 	Runtime RuntimeRef `json:"runtime"`
 	// Nodes is the TrainJob's numNodes, or its runtime's default; 0 when neither is known.
 	Nodes int32 `json:"nodes"`
 	// DevicesPerNode counts the extended resources (GPUs) of one node; Device names them.
-	DevicesPerNode int64     `json:"devicesPerNode,omitempty"`
-	Device         string    `json:"device,omitempty"`
-	Queue          string    `json:"queue,omitempty"`
-	Workload       *Workload `json:"workload,omitempty"`
-	Progress       *Progress `json:"progress,omitempty"`
+	DevicesPerNode int64              `json:"devicesPerNode,omitempty"`
+	Device         string             `json:"device,omitempty"`
+	Queue          string             `json:"queue,omitempty"`
+	Workload       *trainjob.Workload `json:"workload,omitempty"`
+	Progress       *Progress          `json:"progress,omitempty"`
 	// Failures adds up the failed Jobs status.jobsStatus counts now; JobSet restarts clear them.
 	Failures int32 `json:"failures"`
 	// Retries are the unfinished Jobs' failed pods, when the Jobs were read and have some.
-	Retries *Retries    `json:"retries,omitempty"`
-	Created metav1.Time `json:"created"`
+	Retries *trainjob.Retries `json:"retries,omitempty"`
+	Created metav1.Time       `json:"created"`
 	// Finished is when Complete or Failed became true.
 	Finished *metav1.Time `json:"finished,omitempty"`
 }
@@ -89,25 +91,25 @@ type View struct {
 
 // Summarize computes the summary of a TrainJob. rt is its runtime's summary when known (it
 // supplies the defaults of numNodes and devices), wl its Kueue Workload.
-func Summarize(tj *trainer.TrainJob, rt *Runtime, wl *Workload) Summary {
+func Summarize(tj *trainer.TrainJob, rt *Runtime, wl *trainjob.Workload) Summary {
 	return SummarizeWith(tj, rt, wl, nil)
 }
 
 // SummarizeWith is Summarize with the JobSet's Jobs and pods, which tell a job retrying failed
 // pods (Restarting) from one starting; ch nil is Summarize.
-func SummarizeWith(tj *trainer.TrainJob, rt *Runtime, wl *Workload, ch *Children) Summary {
-	d := DeriveStateWith(tj, wl, ch)
+func SummarizeWith(tj *trainer.TrainJob, rt *Runtime, wl *trainjob.Workload, ch *trainjob.Children) Summary {
+	d := trainjob.DeriveState(tj, wl, ch)
 	s := Summary{
 		Name: tj.Name, Namespace: tj.Namespace, UID: tj.UID,
 		State: d.State, Message: d.Message,
-		Runtime:  RuntimeRef{Kind: runtimeKind(tj), Name: tj.Spec.RuntimeRef.Name},
-		Queue:    tj.Labels[QueueLabel],
+		Runtime:  RuntimeRef{Kind: trainjob.RuntimeKind(tj), Name: tj.Spec.RuntimeRef.Name},
+		Queue:    tj.Labels[trainjob.QueueLabel],
 		Workload: wl,
 		Created:  tj.CreationTimestamp,
 		Progress: progress(tj.Status.TrainerStatus),
 	}
 	if ch != nil && !d.State.Terminal() {
-		s.Retries = RetriesOf(ch)
+		s.Retries = trainjob.RetriesOf(ch)
 	}
 	if rt != nil {
 		s.Nodes, s.Device, s.DevicesPerNode = rt.Nodes, rt.Device, rt.DevicesPerNode
@@ -121,7 +123,7 @@ func SummarizeWith(tj *trainer.TrainJob, rt *Runtime, wl *Workload, ch *Children
 		}
 	}
 	for _, js := range tj.Status.JobsStatus {
-		s.Failures += val(js.Failed)
+		s.Failures += ptr.Deref(js.Failed, 0)
 	}
 	for _, t := range []string{trainer.TrainJobComplete, trainer.TrainJobFailed} {
 		if c := meta.FindStatusCondition(tj.Status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
@@ -144,13 +146,6 @@ func NewView(s Summary, rt *Runtime, tj *trainer.TrainJob, steps []Step, events 
 		Conditions: tj.Status.Conditions, Jobs: tj.Status.JobsStatus,
 		Steps: steps, Events: events,
 	}
-}
-
-func runtimeKind(tj *trainer.TrainJob) string {
-	if k := tj.Spec.RuntimeRef.Kind; k != nil && *k != "" {
-		return *k
-	}
-	return trainer.DefaultRuntimeRefKind
 }
 
 func progress(ts *trainer.TrainJobTrainerStatus) *Progress {

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -78,6 +79,13 @@ func Defaults(runtimeAnnotations map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// Of are a TrainJob's effective knobs over the runtime it is built from: its own annotations
+// over the runtime's defaults (for a built TrainJob, its snapshot's runtime, so the defaults it
+// was built with).
+func Of(tj, rt metav1.Object) map[string]string {
+	return Effective(tj.GetAnnotations(), Defaults(rt.GetAnnotations()))
 }
 
 // Effective merges a TrainJob's knobs over its runtime's defaults, key by key.

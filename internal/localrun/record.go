@@ -25,6 +25,7 @@ import (
 	"time"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Record's document type.
@@ -36,13 +37,15 @@ const (
 // RecordFile is the run's record in its workdir, read by gantry get --local and logs --local.
 const RecordFile = "run.json"
 
-// Run states in the record.
+// Run states in the record: a TrainJob's states (internal/trainjob), the words gantry list and
+// the UI use, and one a cluster never shows.
 const (
-	StateRunning  = "Running"
-	StateComplete = "Complete"
-	StateFailed   = "Failed"
-	// StateStopped is a run ended by a signal (Ctrl-C) before it finished.
-	StateStopped = "Stopped"
+	StateRunning  = trainjob.StateRunning
+	StateComplete = trainjob.StateComplete
+	StateFailed   = trainjob.StateFailed
+	// StateStopped is a run ended by a signal (Ctrl-C) before it finished: on a cluster the
+	// TrainJob would have been deleted, which has no state.
+	StateStopped trainjob.State = "Stopped"
 )
 
 // Record is what run.json holds: the run's state, each step's process and exit code, and the
@@ -50,16 +53,16 @@ const (
 type Record struct {
 	// APIVersion and Kind make run.json a versioned document (gantry.dev/v1 LocalRun) whose
 	// fields only grow within a version, as the CLI's views.
-	APIVersion string       `json:"apiVersion"`
-	Kind       string       `json:"kind"`
-	TrainJob   string       `json:"trainJob"`
-	Namespace  string       `json:"namespace"`
-	Workdir    string       `json:"workdir"`
-	State      string       `json:"state"`
-	Message    string       `json:"message,omitempty"`
-	Started    time.Time    `json:"started"`
-	Finished   *time.Time   `json:"finished,omitempty"`
-	Steps      []StepRecord `json:"steps"`
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	TrainJob   string         `json:"trainJob"`
+	Namespace  string         `json:"namespace"`
+	Workdir    string         `json:"workdir"`
+	State      trainjob.State `json:"state"`
+	Message    string         `json:"message,omitempty"`
+	Started    time.Time      `json:"started"`
+	Finished   *time.Time     `json:"finished,omitempty"`
+	Steps      []StepRecord   `json:"steps"`
 	// TrainerStatus is the last progress report, as status.trainerStatus would hold it.
 	TrainerStatus *trainer.TrainJobTrainerStatus `json:"trainerStatus,omitempty"`
 	// Reports counts the progress reports accepted.

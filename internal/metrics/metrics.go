@@ -24,8 +24,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -88,35 +86,13 @@ func Register(reader client.Reader) error {
 
 // ObserveFinished records the duration of a TrainJob that just finished.
 func ObserveFinished(tj *trainer.TrainJob, status *trainer.TrainJobStatus, now time.Time) {
-	if outcome := State(status, false); outcome == StateComplete || outcome == StateFailed {
-		DurationSeconds.WithLabelValues(outcome).Observe(now.Sub(tj.CreationTimestamp.Time).Seconds())
-	}
-}
-
-// TrainJob states, as the metrics report them.
-const (
-	StateComplete  = "Complete"
-	StateFailed    = "Failed"
-	StateSuspended = "Suspended"
-	StateRunning   = "Running"
-)
-
-// State is a TrainJob's state from its status and spec.suspend.
-func State(status *trainer.TrainJobStatus, suspend bool) string {
-	switch {
-	case apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobFailed):
-		return StateFailed
-	case apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobComplete):
-		return StateComplete
-	case suspend:
-		return StateSuspended
-	default:
-		return StateRunning
+	if outcome, _ := trainjob.Outcome(status); outcome != "" {
+		DurationSeconds.WithLabelValues(string(outcome)).Observe(now.Sub(tj.CreationTimestamp.Time).Seconds())
 	}
 }
 
 var trainJobsDesc = prometheus.NewDesc("kubeflow_trainer_trainjobs",
-	"TrainJobs managed by this controller, by state and runtime.", []string{"state", "runtime_kind", "runtime"}, nil)
+	"TrainJobs managed by this controller, by state (as gantry list shows it) and runtime.", []string{"state", "runtime_kind", "runtime"}, nil)
 
 // stateCollector counts TrainJobs at scrape time, so the gauge never drifts from the cluster.
 type stateCollector struct {
@@ -149,7 +125,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		if !trainjob.ManagedByGantry(tj) {
 			continue
 		}
-		k := key{State(&tj.Status, ptr.Deref(tj.Spec.Suspend, false)), ptr.Deref(tj.Spec.RuntimeRef.Kind, trainer.DefaultRuntimeRefKind), tj.Spec.RuntimeRef.Name}
+		// The TrainJob's own state (its Workload and pods are not read here: a scrape reads the
+		// cache only), in the words the command line and the UI use.
+		k := key{string(trainjob.DeriveState(tj, nil, nil).State), trainjob.RuntimeKind(tj), tj.Spec.RuntimeRef.Name}
 		counts[k]++
 	}
 	for k, n := range counts {

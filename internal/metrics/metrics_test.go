@@ -39,8 +39,15 @@ func TestTrainJobsByStateAndRuntime(t *testing.T) {
 	done.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
 	failed := utiltesting.MakeTrainJobWrapper("ns", "failed").Obj()
 	failed.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobFailed, Status: metav1.ConditionTrue}}
+	// The state is the command line's (trainjob.DeriveState): a job whose nodes run is Running,
+	// one without pods yet Created, one waiting in a Kueue queue Queued; "Running" for all three
+	// was the metric's own word once.
+	training := utiltesting.MakeTrainJobWrapper("ns", "a").Obj()
+	one := int32(1)
+	training.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: &one}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
-		utiltesting.MakeTrainJobWrapper("ns", "a").Obj(),
+		training,
+		utiltesting.MakeTrainJobWrapper("ns", "queued").Suspend(true).Label("kueue.x-k8s.io/queue-name", "q").Obj(),
 		utiltesting.MakeTrainJobWrapper("ns", "b").Obj(),
 		utiltesting.MakeTrainJobWrapper("ns", "paused").Suspend(true).Obj(),
 		utiltesting.MakeTrainJobWrapper("ns", "own").RuntimeRef(trainer.TrainingRuntimeKind, "mine").Obj(),
@@ -48,12 +55,14 @@ func TestTrainJobsByStateAndRuntime(t *testing.T) {
 		done, failed,
 	).Build()
 	want := `
-# HELP kubeflow_trainer_trainjobs TrainJobs managed by this controller, by state and runtime.
+# HELP kubeflow_trainer_trainjobs TrainJobs managed by this controller, by state (as gantry list shows it) and runtime.
 # TYPE kubeflow_trainer_trainjobs gauge
-kubeflow_trainer_trainjobs{runtime="mine",runtime_kind="TrainingRuntime",state="Running"} 1
+kubeflow_trainer_trainjobs{runtime="mine",runtime_kind="TrainingRuntime",state="Created"} 1
 kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Complete"} 1
+kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Created"} 1
 kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Failed"} 1
-kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Running"} 2
+kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Queued"} 1
+kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Running"} 1
 kubeflow_trainer_trainjobs{runtime="torch-distributed",runtime_kind="ClusterTrainingRuntime",state="Suspended"} 1
 `
 	collector := &stateCollector{}

@@ -18,7 +18,6 @@ package runtime
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -26,43 +25,19 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
-// NodeContainer is the name of the training container in every trainer job.
-const NodeContainer = "node"
+// The names of the trainer's replicated job and container, and the walk to them, are facts
+// about a TrainJob (internal/trainjob); the plugins name them through these.
+const (
+	NodeContainer   = trainjob.NodeContainer
+	NodeJob         = trainjob.NodeJob
+	AncestorTrainer = trainer.AncestorTrainer
+)
 
-// NodeJob is the name of the replicated job of the nodes: the trainer job of most runtimes, the
-// workers of an MPI runtime. It happens to equal NodeContainer; the two are different things.
-const NodeJob = "node"
-
-// AncestorTrainer is the ancestor label value of the trainer job.
-const AncestorTrainer = trainer.AncestorTrainer
-
-// IsTrainerJob reports whether rj is the trainer step (labelled as the trainer ancestor).
-func IsTrainerJob(rj *jobsetv1alpha2.ReplicatedJob) bool {
-	return rj.Template.Labels[trainer.AncestorLabel] == trainer.AncestorTrainer
-}
-
-// TemplateTrainerNode finds, in a JobSet template as written, the trainer job and its node
-// container: the one walk to them over templates (Info.TrainerNode is the one over PodSets). Both
-// are nil when absent.
-func TemplateTrainerNode(spec *jobsetv1alpha2.JobSetSpec) (*jobsetv1alpha2.ReplicatedJob, *corev1.Container) {
-	i := slices.IndexFunc(spec.ReplicatedJobs, func(rj jobsetv1alpha2.ReplicatedJob) bool { return IsTrainerJob(&rj) })
-	if i < 0 {
-		return nil, nil
-	}
-	rj := &spec.ReplicatedJobs[i]
-	return rj, templateContainer(rj, NodeContainer)
-}
-
-// templateContainer is the regular container called name of rj's pods, or nil.
-func templateContainer(rj *jobsetv1alpha2.ReplicatedJob, name string) *corev1.Container {
-	cs := rj.Template.Spec.Template.Spec.Containers
-	if k := slices.IndexFunc(cs, func(c corev1.Container) bool { return c.Name == name }); k >= 0 {
-		return &cs[k]
-	}
-	return nil
-}
+// IsTrainerJob reports whether rj is the trainer step (trainjob.IsTrainerJob).
+func IsTrainerJob(rj *jobsetv1alpha2.ReplicatedJob) bool { return trainjob.IsTrainerJob(rj) }
 
 // ReservedEnv returns the indexes of the env vars whose names are reserved.
 func ReservedEnv(env []corev1.EnvVar, reserved sets.Set[string]) []int {

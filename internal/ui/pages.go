@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 func (s *Server) funcs() template.FuncMap {
@@ -43,7 +44,7 @@ func (s *Server) funcs() template.FuncMap {
 			}
 			return duration.HumanDuration(s.Now().Sub(t))
 		},
-		"stateClass": func(st jobview.State) string { return "state-" + strings.ToLower(string(st)) },
+		"stateClass": func(st trainjob.State) string { return "state-" + strings.ToLower(string(st)) },
 		"eta": func(p *jobview.Progress) string {
 			if p == nil || p.ETASeconds == nil {
 				return ""
@@ -57,7 +58,7 @@ func (s *Server) funcs() template.FuncMap {
 			return int(*p.Percent)
 		},
 		"jobURL":   func(ns, name string) string { return "/jobs/" + url.PathEscape(ns) + "/" + url.PathEscape(name) },
-		"states":   func() []jobview.State { return jobview.States },
+		"states":   func() []trainjob.State { return trainjob.States },
 		"tabNames": func() []string { return tabs },
 		"title": func(s string) string {
 			if s == "yaml" {
@@ -65,7 +66,7 @@ func (s *Server) funcs() template.FuncMap {
 			}
 			return strings.ToUpper(s[:1]) + s[1:]
 		},
-		"has":   slices.Contains[[]jobview.State],
+		"has":   slices.Contains[[]trainjob.State],
 		"count": thousands,
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 //go:embed templates/*.html
@@ -128,7 +129,7 @@ func filterFrom(r *http.Request) (JobFilter, error) {
 			if part == "" {
 				continue
 			}
-			st, err := jobview.ParseState(part)
+			st, err := trainjob.ParseState(part)
 			if err != nil {
 				return f, err
 			}

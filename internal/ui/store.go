@@ -39,6 +39,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/jobview"
 	gscheme "github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Store is the UI's copy of the cluster: informers on TrainJobs, their pods, the runtimes and,
@@ -143,12 +144,12 @@ func (s *Store) Start(ctx context.Context) error {
 // them (one probe at start); without them the Queued state comes from the TrainJob alone.
 func (s *Store) startWorkloads(ctx context.Context) {
 	probe := &unstructured.UnstructuredList{}
-	probe.SetGroupVersionKind(jobview.WorkloadListGVK)
+	probe.SetGroupVersionKind(trainjob.WorkloadListGVK)
 	if err := s.direct.List(ctx, probe, client.Limit(1)); err != nil {
 		return
 	}
 	wl := &unstructured.Unstructured{}
-	wl.SetGroupVersionKind(jobview.WorkloadGVK)
+	wl.SetGroupVersionKind(trainjob.WorkloadGVK)
 	inf, err := s.cache.GetInformer(ctx, wl)
 	if err != nil {
 		return
@@ -204,7 +205,7 @@ func jobOf(o client.Object) string {
 // JobFilter selects the jobs of the Jobs page; the zero value selects every job.
 type JobFilter struct {
 	Namespace string
-	States    []jobview.State
+	States    []trainjob.State
 	Runtime   string
 	Selector  labels.Selector
 }
@@ -275,8 +276,8 @@ func (s *Store) Runtimes(ctx context.Context) ([]jobview.Runtime, error) {
 	return out, nil
 }
 
-func (s *Store) workloadIndex(ctx context.Context, ns string) map[string]*jobview.Workload {
-	out := map[string]*jobview.Workload{}
+func (s *Store) workloadIndex(ctx context.Context, ns string) map[string]*trainjob.Workload {
+	out := map[string]*trainjob.Workload{}
 	s.mu.RLock()
 	enabled := s.workloads
 	s.mu.RUnlock()
@@ -284,13 +285,13 @@ func (s *Store) workloadIndex(ctx context.Context, ns string) map[string]*jobvie
 		return out
 	}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(jobview.WorkloadListGVK)
+	list.SetGroupVersionKind(trainjob.WorkloadListGVK)
 	if err := s.cache.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return out
 	}
 	for i := range list.Items {
-		if uid := list.Items[i].GetLabels()[jobview.JobUIDLabel]; uid != "" {
-			out[uid] = jobview.WorkloadFrom(&list.Items[i])
+		if uid := list.Items[i].GetLabels()[trainjob.WorkloadJobUIDLabel]; uid != "" {
+			out[uid] = trainjob.WorkloadFrom(&list.Items[i])
 		}
 	}
 	return out

@@ -68,7 +68,7 @@ func (r *Runtime) RuntimeInfo(tj *trainer.TrainJob, rt client.Object, obs *runti
 	if err != nil {
 		return nil, err
 	}
-	info.Knobs = knobs.Effective(tj.Annotations, knobs.Defaults(rt.GetAnnotations()))
+	info.Knobs = knobs.Of(tj, rt)
 	if err := r.fwk.RunEnforcePipeline(info, tj); err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (r *Runtime) ValidateObjects(old, tj *trainer.TrainJob, rt client.Object, o
 	} else if built, err := r.RuntimeInfo(tj, rt, obs); err == nil {
 		info.FinalPodSets = built.PodSets
 	}
-	info.Knobs = knobs.Effective(tj.Annotations, knobs.Defaults(rt.GetAnnotations()))
+	info.Knobs = knobs.Of(tj, rt)
 	if errs := validateKnobs(old, tj, rt); len(errs) > 0 {
 		// The plugins read the knobs: they are checked on sound ones only.
 		return nil, errs

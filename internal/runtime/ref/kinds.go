@@ -24,10 +24,10 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // ErrUnsupportedRuntime is returned for a runtimeRef whose group and kind are not a runtime kind.
@@ -39,14 +39,8 @@ var (
 	ClusterTrainingRuntimeGroupKind = trainer.GroupVersion.WithKind(trainer.ClusterTrainingRuntimeKind).GroupKind()
 )
 
-// RuntimeGroupKind is the group and kind tj's runtimeRef names, with the schema defaults for unset
-// fields.
-func RuntimeGroupKind(tj *trainer.TrainJob) schema.GroupKind {
-	return schema.GroupKind{
-		Group: ptr.Deref(tj.Spec.RuntimeRef.APIGroup, trainer.DefaultRuntimeRefAPIGroup),
-		Kind:  ptr.Deref(tj.Spec.RuntimeRef.Kind, trainer.DefaultRuntimeRefKind),
-	}
-}
+// RuntimeGroupKind is the group and kind tj's runtimeRef names (trainjob.RuntimeGroupKind).
+func RuntimeGroupKind(tj *trainer.TrainJob) schema.GroupKind { return trainjob.RuntimeGroupKind(tj) }
 
 // CheckSupported returns an error wrapping ErrUnsupportedRuntime, with the message
 // "unsupported runtime: <GroupKind>", when tj references something other than a runtime kind.

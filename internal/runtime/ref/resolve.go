@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Source says where ResolveRuntime found a runtime.
@@ -98,10 +99,4 @@ func ResolveRuntime(ctx context.Context, r client.Reader, tj *trainer.TrainJob, 
 }
 
 // RuntimeKey is the key of the runtime tj references: namespaced for a TrainingRuntime.
-func RuntimeKey(tj *trainer.TrainJob) client.ObjectKey {
-	key := client.ObjectKey{Name: tj.Spec.RuntimeRef.Name}
-	if RuntimeGroupKind(tj) == TrainingRuntimeGroupKind {
-		key.Namespace = tj.Namespace
-	}
-	return key
-}
+func RuntimeKey(tj *trainer.TrainJob) client.ObjectKey { return trainjob.RuntimeKey(tj) }

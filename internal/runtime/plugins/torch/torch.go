@@ -31,6 +31,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Name of the plugin.
@@ -193,7 +194,7 @@ func numProcPerNode(info *runtime.Info, t *trainer.Trainer) string {
 
 // runtimeNodeResources are the resources of the runtime's trainer node container as written.
 func runtimeNodeResources(info *runtime.Info) corev1.ResourceRequirements {
-	if _, c := runtime.TemplateTrainerNode(&info.RuntimeSpec.Template.Spec); c != nil {
+	if _, c := trainjob.TrainerNode(&info.RuntimeSpec.Template.Spec); c != nil {
 		return c.Resources
 	}
 	return corev1.ResourceRequirements{}

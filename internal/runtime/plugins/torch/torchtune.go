@@ -27,6 +27,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Models the torchtune runtimes support, as derived from their names.
@@ -152,7 +153,7 @@ func numGPU(info *runtime.Info, t *trainer.Trainer) int64 {
 }
 
 func runtimeNodeCommand(info *runtime.Info) []string {
-	if _, c := runtime.TemplateTrainerNode(&info.RuntimeSpec.Template.Spec); c != nil {
+	if _, c := trainjob.TrainerNode(&info.RuntimeSpec.Template.Spec); c != nil {
 		return c.Command
 	}
 	return nil

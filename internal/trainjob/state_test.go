@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package jobview
+package trainjob
 
 import (
 	"testing"
@@ -156,7 +156,7 @@ func TestDeriveState(t *testing.T) {
 				Spec:       trainer.TrainJobSpec{Suspend: ptr.To(tc.suspend)},
 				Status:     tc.status,
 			}
-			if diff := cmp.Diff(tc.want, DeriveState(tj, tc.wl)); diff != "" {
+			if diff := cmp.Diff(tc.want, DeriveState(tj, tc.wl, nil)); diff != "" {
 				t.Errorf("DeriveState (-want +got):\n%s", diff)
 			}
 		})

@@ -14,17 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package jobview
+package trainjob
 
 import (
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // State is the one word a practitioner reads first. It comes from the TrainJob's conditions,
@@ -63,60 +61,37 @@ func ParseState(s string) (State, error) {
 // Terminal reports whether a job in this state will never change again.
 func (s State) Terminal() bool { return s == StateComplete || s == StateFailed }
 
-// QueueLabel is Kueue's label that puts a TrainJob under Kueue's control.
-const QueueLabel = trainjob.QueueLabel
-
-// Initializer replicated jobs run before training; a job whose only active pods are theirs is
-// still getting ready, not training.
-const (
-	DatasetInitializer = "dataset-initializer"
-	ModelInitializer   = "model-initializer"
-)
-
-// Workload is what the job view needs from Kueue's Workload for a TrainJob.
-type Workload struct {
-	Name string `json:"name"`
-	// ClusterQueue is set once Kueue reserved quota for the job.
-	ClusterQueue string `json:"clusterQueue,omitempty"`
-	// Admitted is Kueue's Admitted condition.
-	Admitted bool `json:"admitted"`
-	// Active is false when someone stopped the workload (kubectl kueue stop).
-	Active bool `json:"active"`
-	// Message explains why the workload waits, from its QuotaReserved or Admitted condition.
-	Message string `json:"message,omitempty"`
-}
-
 // Derived is a state with the sentence that explains it.
 type Derived struct {
 	State   State
 	Message string
 }
 
-// DeriveState computes the state of a TrainJob. wl is its Kueue Workload, nil when there is
-// none or Kueue is not installed.
-func DeriveState(tj *trainer.TrainJob, wl *Workload) Derived {
-	conds := tj.Status.Conditions
-	if c := meta.FindStatusCondition(conds, trainer.TrainJobFailed); c != nil && c.Status == metav1.ConditionTrue {
-		return Derived{StateFailed, c.Message}
+// statusState is the state the TrainJob's own status and spec say, before its Jobs and pods
+// are asked; wl is its Kueue Workload, nil when there is none or Kueue is not installed.
+func statusState(tj *trainer.TrainJob, wl *Workload) Derived {
+	if outcome, _ := Outcome(&tj.Status); outcome != "" {
+		cond := trainer.TrainJobComplete
+		if outcome == StateFailed {
+			cond = trainer.TrainJobFailed
+		}
+		return Derived{outcome, meta.FindStatusCondition(tj.Status.Conditions, cond).Message}
 	}
-	if c := meta.FindStatusCondition(conds, trainer.TrainJobComplete); c != nil && c.Status == metav1.ConditionTrue {
-		return Derived{StateComplete, c.Message}
-	}
-	if suspended(tj) {
+	if Suspended(tj) {
 		return suspendedState(tj, wl)
 	}
 	return activeState(tj)
 }
 
-// suspended is spec.suspend, the user's and Kueue's intent. The Suspended condition follows it
+// Suspended is spec.suspend, the user's and Kueue's intent. The Suspended condition follows it
 // one reconcile later, so it is not asked: a resumed job with a stale condition is not suspended.
-func suspended(tj *trainer.TrainJob) bool {
+func Suspended(tj *trainer.TrainJob) bool {
 	return tj.Spec.Suspend != nil && *tj.Spec.Suspend
 }
 
 func suspendedState(tj *trainer.TrainJob, wl *Workload) Derived {
-	queue, managed := tj.Labels[QueueLabel]
-	if !managed {
+	queue, labelled := tj.Labels[QueueLabel]
+	if !labelled && wl == nil {
 		return Derived{StateSuspended, "spec.suspend is true"}
 	}
 	switch {
@@ -128,17 +103,27 @@ func suspendedState(tj *trainer.TrainJob, wl *Workload) Derived {
 		return Derived{StateQueued, fmt.Sprintf("admitted to cluster queue %q, starting", wl.ClusterQueue)}
 	case wl.Message != "":
 		return Derived{StateQueued, wl.Message}
-	default:
+	case labelled:
 		return Derived{StateQueued, fmt.Sprintf("waiting in queue %q", queue)}
+	default:
+		// manageJobsWithoutQueueName, or a parent Kueue manages: no queue to name.
+		return Derived{StateQueued, fmt.Sprintf("waiting for Kueue (workload %s)", wl.Name)}
 	}
 }
 
 // activeState tells apart a job whose pods are not there yet, one that trains and one that
 // restarts, from the JobSet's per-replicated-job counts mirrored in status.jobsStatus.
+// A build error says why a job has no pods yet; it does not hide pods that run (a build is
+// never made again for a running JobSet, so its error there is about a change not applied).
 func activeState(tj *trainer.TrainJob) Derived {
-	if be := tj.Status.BuildError; be != nil {
+	d := countsState(tj)
+	if be := tj.Status.BuildError; be != nil && d.State == StateCreated {
 		return Derived{StateCreated, be.Message}
 	}
+	return d
+}
+
+func countsState(tj *trainer.TrainJob) Derived {
 	var failed []string
 	training, initializing := false, ""
 	for _, js := range tj.Status.JobsStatus {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package jobview
+package trainjob
 
 import (
 	"testing"
@@ -152,7 +152,7 @@ func TestDeriveStateWithRetries(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Name: "a"},
 				Status:     trainer.TrainJobStatus{Conditions: tc.conds, JobsStatus: tc.jobsStatus},
 			}
-			got := DeriveStateWith(tj, nil, &Children{Jobs: tc.jobs, Pods: tc.pods, Now: retryNow})
+			got := DeriveState(tj, nil, &Children{Jobs: tc.jobs, Pods: tc.pods, Now: retryNow})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("DeriveStateWith (-want +got):\n%s", diff)
 			}

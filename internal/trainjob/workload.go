@@ -14,23 +14,24 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package jobview
+package trainjob
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
-// Kueue's Workload is read as unstructured data: Gantry does not depend on Kueue's Go module,
-// and a cluster without Kueue simply has no Workloads.
-var (
-	WorkloadGVK     = trainjob.WorkloadGVK
-	WorkloadListGVK = trainjob.WorkloadListGVK
-)
-
-// JobUIDLabel is the label Kueue puts on a Workload with the UID of the job it stands for.
-const JobUIDLabel = trainjob.WorkloadJobUIDLabel
+// Workload is what the job view needs from Kueue's Workload for a TrainJob.
+type Workload struct {
+	Name string `json:"name"`
+	// ClusterQueue is set once Kueue reserved quota for the job.
+	ClusterQueue string `json:"clusterQueue,omitempty"`
+	// Admitted is Kueue's Admitted condition.
+	Admitted bool `json:"admitted"`
+	// Active is false when someone stopped the workload (kubectl kueue stop).
+	Active bool `json:"active"`
+	// Message explains why the workload waits, from its QuotaReserved or Admitted condition.
+	Message string `json:"message,omitempty"`
+}
 
 // WorkloadFrom reads what the job view needs from a Workload.
 func WorkloadFrom(u *unstructured.Unstructured) *Workload {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package jobview
+package trainjob
 
 import (
 	"fmt"
@@ -48,13 +48,14 @@ type Children struct {
 	Now time.Time
 }
 
-// DeriveStateWith is DeriveState with what the Jobs and pods say: a job whose pods failed
-// and are being retried is Restarting, with the failures, the exit codes and the retry count.
-// ch nil is DeriveState.
-func DeriveStateWith(tj *trainer.TrainJob, wl *Workload, ch *Children) Derived {
-	d := DeriveState(tj, wl)
-	if ch == nil || d.State.Terminal() || d.State == StateSuspended || d.State == StateQueued ||
-		tj.Status.BuildError != nil {
+// DeriveState is the one state of a TrainJob, the word the command line, the web UI, the
+// metrics and local runs show. It comes from the TrainJob's conditions and spec.suspend, then
+// status.jobsStatus, then what its Jobs and pods say (ch): a job whose pods failed and are being
+// retried is Restarting, with the failures, the exit codes and the retry count. wl is its Kueue
+// Workload; wl and ch are nil when unknown (Kueue not installed, children not read).
+func DeriveState(tj *trainer.TrainJob, wl *Workload, ch *Children) Derived {
+	d := statusState(tj, wl)
+	if ch == nil || !mayRetry(tj, d) {
 		return d
 	}
 	r := RetriesOf(ch)
@@ -68,6 +69,17 @@ func DeriveStateWith(tj *trainer.TrainJob, wl *Workload, ch *Children) Derived {
 	}
 	return d
 }
+
+// mayRetry: only a job that runs, with a JobSet, can have Jobs retrying pods; whether to read a
+// job's Jobs and pods at all (MayRetry) is the same question.
+func mayRetry(tj *trainer.TrainJob, d Derived) bool {
+	return len(tj.Status.JobsStatus) > 0 && !d.State.Terminal() && d.State != StateSuspended &&
+		d.State != StateQueued && (tj.Status.BuildError == nil || d.State != StateCreated)
+}
+
+// MayRetry reports whether tj's Jobs and pods can change its state: DeriveState reads them
+// only then, so readers fetch them only then.
+func MayRetry(tj *trainer.TrainJob) bool { return mayRetry(tj, statusState(tj, nil)) }
 
 // Retries is what the unfinished Jobs of a TrainJob say of their failed pods.
 type Retries struct {
