@@ -51,26 +51,29 @@ const (
 // buildOrEnd builds the objects of an unfinished TrainJob, unless its JobSet is going away or
 // went away while the TrainJob ran: a JobSet is never made again for a TrainJob that had one,
 // except while the TrainJob is suspended (the re-admission path), where it runs nothing.
-func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) error {
+func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) phaseResult {
 	if s.jobSet != nil && !s.jobSet.DeletionTimestamp.IsZero() {
 		if ptr.Deref(s.tj.Spec.Suspend, false) {
 			// Let it go; the next reconcile builds a new, suspended one.
-			return r.removeOutcomeFinalizer(ctx, s.jobSet)
+			return phaseResult{err: r.removeOutcomeFinalizer(ctx, s.jobSet)}
 		}
-		return nil
+		return phaseResult{}
 	}
 	injected, err := r.injectRecreateJobSet(ctx, s)
 	if err != nil {
-		return err
+		return phaseResult{err: err}
 	}
 	if s.jobSet == nil && hadJobSet(s.tj) && !injected {
 		gone, err := r.confirmJobSetGone(ctx, s)
 		if err != nil || gone {
-			return err
+			return phaseResult{err: err}
 		}
 	}
-	r.build(ctx, s)
-	return r.addOutcomeFinalizer(ctx, s.jobSet)
+	res := r.build(ctx, s)
+	if err := r.addOutcomeFinalizer(ctx, s.jobSet); err != nil {
+		return phaseResult{err: err}
+	}
+	return res
 }
 
 // hadJobSet tells from the TrainJob's status that a JobSet existed and reported: its replicated
@@ -105,47 +108,52 @@ func (r *TrainJobReconciler) confirmJobSetGone(ctx context.Context, s *scope) (b
 }
 
 // build resolves the runtime (the snapshot first), reads what the cluster provides and writes
-// every object; the outcome goes into s (status, events, the error to return).
-func (r *TrainJobReconciler) build(ctx context.Context, s *scope) {
+// every object. The status says how it went; a failure is retried after the status write.
+func (r *TrainJobReconciler) build(ctx context.Context, s *scope) phaseResult {
 	ctrl.LoggerFrom(ctx).V(2).Info("Building TrainJob objects")
-	err := r.buildObjects(ctx, s)
+	disabled, err := r.buildObjects(ctx, s)
 	setBuildError(s.status, s.tj.Status.BuildError, err, s.now)
+	var res phaseResult
 	if err == nil {
-		return
+		setDisabledFeatures(s, &res, disabled)
+		return res
 	}
+	s.buildFailed = true
 	metrics.ReconcileErrors.WithLabelValues(reasonOf(err)).Inc()
-	s.warn(ReasonResourcesCreationFailed, "TrainJob resources reconciliation failed: "+err.Error())
-	s.buildErr = err
+	res.warn(ReasonResourcesCreationFailed, "TrainJob resources reconciliation failed: "+err.Error())
+	res.retryErr = err
 	if _, ok := errors.AsType[*terminalError](err); ok {
 		// Nothing but a change of the TrainJob (which reconciles it again) can fix it.
-		s.buildErr = reconcile.TerminalError(err)
+		res.retryErr = reconcile.TerminalError(err)
 	}
+	return res
 }
 
-func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
+// buildObjects writes the TrainJob's objects and returns the optional features the build left out.
+func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) ([]runtime.DisabledFeature, error) {
 	tj := s.tj
 	rt, source, err := ref.ResolveRuntime(ctx, r.client, tj, ref.SnapshotThenLive)
 	if err != nil {
 		if ref.IsRuntimeNotFound(err) {
-			return withReason(metrics.ReasonRuntimeNotFound, err)
+			return nil, withReason(metrics.ReasonRuntimeNotFound, err)
 		}
 		if errors.Is(err, ref.ErrInvalidSnapshot) {
-			return &terminalError{err}
+			return nil, &terminalError{err}
 		}
-		return err
+		return nil, err
 	}
 	obs, err := r.observe(ctx, tj, rt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	build, err := r.runtime.NewObjects(ctx, tj, rt, obs)
 	if err != nil {
 		err = withReason(metrics.ReasonBuildFailed, fmt.Errorf("building objects: %w", err))
 		if source == ref.FromSnapshot {
 			// Every input is frozen: the same build fails the same way until the TrainJob changes.
-			return &terminalError{err}
+			return nil, &terminalError{err}
 		}
-		return err
+		return nil, err
 	}
 	// Shared objects (the namespace's CA ConfigMap) were published by observe.
 	build.Objects = slices.DeleteFunc(build.Objects, func(d apply.Desired) bool { return d.Mode == apply.Shared })
@@ -160,12 +168,11 @@ func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) error {
 		err = withReason(metrics.ReasonApplyFailed, err)
 		if errors.Is(err, ref.ErrInvalidSnapshot) {
 			// A snapshot someone else created (apply's Accept): told once, not retried.
-			return &terminalError{err}
+			return nil, &terminalError{err}
 		}
-		return err
+		return nil, err
 	}
-	setDisabledFeatures(s, build.Disabled)
-	return nil
+	return build.Disabled, nil
 }
 
 // observe reads what the build needs from the cluster: the status server's CA when the

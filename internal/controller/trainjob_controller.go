@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,9 +35,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/faults"
-	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
-	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	"github.com/gantry-ml/gantry/internal/statusca"
 	"github.com/gantry-ml/gantry/internal/trainjob"
 )
@@ -95,8 +92,8 @@ func NewTrainJobReconciler(c client.Client, apiReader client.Reader, rt *core.Ru
 // +kubebuilder:rbac:groups="",resources=limitranges,verbs=list;watch
 // +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=list;watch
 
-// Reconcile builds the TrainJob's objects while it is unfinished and writes its status once;
-// the events it found are emitted after that write.
+// Reconcile builds the TrainJob's objects while it is unfinished and writes its status once,
+// through the phases of runPhases; the events it found are emitted after that write.
 func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	tj := &trainer.TrainJob{}
 	if err := r.client.Get(ctx, req.NamespacedName, tj); err != nil {
@@ -115,36 +112,11 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, r.releaseJobSet(ctx, tj)
 	}
 	s := &scope{tj: tj, status: tj.Status.DeepCopy(), now: metav1.NewTime(r.clock.Now())}
-	requeue, err := r.reconcile(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.patchStatus(ctx, tj, s.status); err != nil {
-		metrics.ReconcileErrors.WithLabelValues(metrics.ReasonStatusFailed).Inc()
-		return ctrl.Result{}, errors.Join(s.buildErr, err)
-	}
-	s.emit(r.recorder)
-	if !isFinished(&tj.Status) && isFinished(s.status) {
-		metrics.ObserveFinished(tj, s.status, s.now.Time)
-	}
-	if err := r.afterFinish(ctx, s); err != nil {
-		return ctrl.Result{}, err
-	}
-	if s.buildErr != nil {
-		return ctrl.Result{}, s.buildErr
-	}
-	if s.scaleErr != nil {
-		return ctrl.Result{}, s.scaleErr
-	}
-	ttlRequeue, err := r.cleanUp(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: sooner(sooner(requeue, ttlRequeue), s.scaleRequeue)}, nil
+	return r.runPhases(ctx, s, beforeStatusWrite, afterStatusWrite)
 }
 
-// scope is one reconcile's state: the TrainJob as read, the status being computed, and the
-// events to emit once that status is written.
+// scope is one reconcile's state, shared by its phases: the TrainJob as read, the status being
+// computed, and what earlier phases found that later ones read.
 type scope struct {
 	tj     *trainer.TrainJob
 	status *trainer.TrainJobStatus
@@ -153,65 +125,12 @@ type scope struct {
 	// jobSetGone is set when a read around the cache confirmed that the JobSet the TrainJob had
 	// does not exist any more.
 	jobSetGone bool
-	buildErr   error
-	// scaleErr is a failed scale of an elastic TrainJob, retried after the status is written.
-	scaleErr error
-	// scaleRequeue asks for another look at an elastic TrainJob whose JobSet the cache does not
-	// hold yet.
-	scaleRequeue time.Duration
+	// buildFailed: this reconcile's build failed, so no JobSet it applied is awaited.
+	buildFailed bool
 	// knobs are the effective Gantry annotations, once read (TrainJobReconciler.knobs);
 	// noSnapshot says the runtime's defaults among them were not found (no snapshot cached).
 	knobs      map[string]string
 	noSnapshot bool
-	events     []queuedEvent
-}
-
-// reconcile computes s.status: the build of an unfinished TrainJob, then what its JobSet,
-// suspension and deadline say. It returns when to look again for a deadline; an error means
-// nothing can be said about the status (it is not written).
-func (r *TrainJobReconciler) reconcile(ctx context.Context, s *scope) (time.Duration, error) {
-	if err := ref.CheckSupported(s.tj); err != nil {
-		setUnsupportedRuntime(s.status, s.tj, err.Error(), s.now)
-		return 0, nil
-	}
-	js, err := r.jobSet(ctx, s.tj)
-	if err != nil {
-		return 0, err
-	}
-	s.jobSet = js
-	if !isFinished(&s.tj.Status) {
-		if err := r.buildOrEnd(ctx, s); err != nil {
-			return 0, err
-		}
-	}
-	mirrored, err := r.runtime.TrainJobStatus(s.tj, s.jobSet)
-	if err != nil {
-		return 0, err
-	}
-	buildError, disabled := s.status.BuildError, s.status.DisabledFeatures
-	*s.status = *mirrored
-	s.status.BuildError, s.status.DisabledFeatures = buildError, disabled
-	keepTerminalConditions(s.status, &s.tj.Status)
-	setSuspendedCondition(s.status, s.tj, s.now)
-	if err := r.scale(ctx, s); err != nil {
-		return 0, err
-	}
-	if s.jobSetDeleted() {
-		setJobSetDeleted(s.status, s.tj, s.now)
-	}
-	exceeded, requeue := deadlineExceeded(s.tj, s.status, s.now.Time)
-	if exceeded {
-		setDeadlineExceeded(s.status, s.tj, s.now)
-	}
-	return requeue, nil
-}
-
-// sooner is the earlier of two requeue delays, 0 meaning none.
-func sooner(a, b time.Duration) time.Duration {
-	if a == 0 || b != 0 && b < a {
-		return b
-	}
-	return a
 }
 
 // patchStatus writes status with one merge patch, only when it changed.

@@ -18,7 +18,6 @@ package controller
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/record"
 )
 
 // maxEventMessage keeps event messages under the apiserver's limit.
@@ -30,13 +29,17 @@ type queuedEvent struct {
 	eventType, reason, message string
 }
 
-func (s *scope) warn(reason, message string) {
-	s.events = append(s.events, queuedEvent{eventType: corev1.EventTypeWarning, reason: reason, message: message})
+func (res *phaseResult) event(eventType, reason, message string) {
+	res.events = append(res.events, queuedEvent{eventType: eventType, reason: reason, message: message})
 }
 
-func (s *scope) emit(recorder record.EventRecorder) {
-	for _, e := range s.events {
-		recorder.Event(s.tj, e.eventType, e.reason, truncate(e.message))
+func (res *phaseResult) warn(reason, message string) {
+	res.event(corev1.EventTypeWarning, reason, message)
+}
+
+func (r *TrainJobReconciler) emit(s *scope, events []queuedEvent) {
+	for _, e := range events {
+		r.recorder.Event(s.tj, e.eventType, e.reason, truncate(e.message))
 	}
 }
 

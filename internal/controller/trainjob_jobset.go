@@ -83,19 +83,19 @@ func (s *scope) jobSetDeleted() bool {
 // afterFinish runs once the status is written. For a TrainJob the cache already holds as finished
 // (so every later reconcile reads it finished too, and nothing can build it again), the JobSet's
 // finalizer is released; a JobSet past the TrainJob's deadline is deleted first.
-func (r *TrainJobReconciler) afterFinish(ctx context.Context, s *scope) error {
+func (r *TrainJobReconciler) afterFinish(ctx context.Context, s *scope) phaseResult {
 	if !isFinished(&s.tj.Status) || s.jobSet == nil {
-		return nil
+		return phaseResult{}
 	}
 	r.applier.Forget(s.tj)
 	if deadlineFailed(&s.tj.Status) && s.jobSet.DeletionTimestamp.IsZero() {
 		// Deleted by name, not only when the cache has it: the JobSet this very reconcile applied
 		// may not be in the cache yet, and a failed TrainJob is never visited again.
 		if err := r.client.Delete(ctx, s.jobSet, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting the JobSet of a TrainJob past its deadline: %w", err)
+			return phaseResult{err: fmt.Errorf("deleting the JobSet of a TrainJob past its deadline: %w", err)}
 		}
 	}
-	return r.removeOutcomeFinalizer(ctx, s.jobSet)
+	return phaseResult{err: r.removeOutcomeFinalizer(ctx, s.jobSet)}
 }
 
 // releaseJobSet lets the JobSet of a TrainJob being deleted go with it.

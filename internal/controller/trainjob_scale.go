@@ -64,85 +64,85 @@ type elasticGate struct{ state atomic.Int32 }
 // completions (JobSet's ElasticJobSet). The JobSet controller then adds or removes the highest
 // indices. Builds stay at numNodes, so a suspended JobSet (whose templates the build owns) is not
 // scaled, and the scale is made again once it runs. A refusal or a failure is a Scaled=False
-// condition and an event; a failure is retried (s.scaleErr) after the status is written.
-func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) error {
+// condition and an event; a failure is retried after the status is written.
+func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) phaseResult {
 	js := s.jobSet
 	if _, ok := s.tj.Annotations[knobs.ElasticTargetNodes]; !ok {
-		return nil
+		return phaseResult{}
 	}
 	if js == nil {
 		// Applied by this reconcile, so not in the cache yet, and its create event is not
 		// watched: decide once the cache has it.
-		if s.buildErr == nil && !isFinished(s.status) && !ptr.Deref(s.tj.Spec.Suspend, false) {
-			s.scaleRequeue = time.Second
+		if !s.buildFailed && !isFinished(s.status) && !ptr.Deref(s.tj.Spec.Suspend, false) {
+			return phaseResult{requeueAfter: time.Second}
 		}
-		return nil
+		return phaseResult{}
 	}
 	if !js.DeletionTimestamp.IsZero() || apply.Suspended(js) {
-		return nil
+		return phaseResult{}
 	}
 	eff, err := r.knobs(ctx, s)
 	if err != nil {
-		return err
+		return phaseResult{err: err}
 	}
-	if s.noSnapshot && s.buildErr == nil && !isFinished(s.status) {
+	if s.noSnapshot && !s.buildFailed && !isFinished(s.status) {
 		// The build writes the snapshot before the JobSet, but the two caches fill apart, and
 		// the snapshot's create event is not watched: its defaults (min and max nodes) are
 		// read once the cache has it.
-		s.scaleRequeue = time.Second
-		return nil
+		return phaseResult{requeueAfter: time.Second}
 	}
 	elastic, errs := knobs.ParseElastic(eff)
 	if len(errs) > 0 || elastic == nil || elastic.Target == nil {
-		return nil // the webhook refuses these; nothing to follow
+		return phaseResult{} // the webhook refuses these; nothing to follow
 	}
 	index, current, found := apply.NodeJob(js)
 	target := *elastic.Target
 	if !found || current == target {
-		return nil
+		return phaseResult{}
 	}
+	var res phaseResult
 	from := fmt.Sprintf("from %d to %d nodes", current, target)
-	if r.refuseScale(ctx, s, js, from) {
-		return nil
+	if r.refuseScale(ctx, s, &res, js, from) {
+		return res
 	}
 	patch, err := scalePatch(index, js.Spec.ReplicatedJobs[index].Name, target)
 	if err != nil {
-		return err
+		return phaseResult{err: err}
 	}
 	if err = r.patchScale(ctx, js, patch); err == nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("Scaled the node job", "from", current, "to", target)
-		s.setScaled(metav1.ConditionTrue, ReasonScaled, "Scaled the node job "+from)
-		return nil
+		s.setScaled(&res, metav1.ConditionTrue, ReasonScaled, "Scaled the node job "+from)
+		return res
 	}
 	switch {
 	case errors.Is(err, errGateOff):
-		s.setScaled(metav1.ConditionFalse, ReasonScaleGateOff, "Cannot scale "+from+": JobSet refuses to change a running JobSet's parallelism (enable its ElasticJobSet feature gate)")
+		s.setScaled(&res, metav1.ConditionFalse, ReasonScaleGateOff, "Cannot scale "+from+": JobSet refuses to change a running JobSet's parallelism (enable its ElasticJobSet feature gate)")
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
-		s.setScaled(metav1.ConditionFalse, ReasonScaleRejected, "Cannot scale "+from+": "+err.Error())
+		s.setScaled(&res, metav1.ConditionFalse, ReasonScaleRejected, "Cannot scale "+from+": "+err.Error())
 	default:
-		s.setScaled(metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
-		s.scaleErr = fmt.Errorf("scaling the JobSet %s: %w", from, err)
+		s.setScaled(&res, metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
+		res.retryErr = fmt.Errorf("scaling the JobSet %s: %w", from, err)
 	}
-	return nil
+	return res
 }
 
 // refuseScale reports whether the scale may not be made, with the Scaled condition that says why:
 // the JobSet has finished, or someone other than the user decided the TrainJob's size.
-func (r *TrainJobReconciler) refuseScale(ctx context.Context, s *scope, js *jobsetv1alpha2.JobSet, from string) bool {
+func (r *TrainJobReconciler) refuseScale(ctx context.Context, s *scope, res *phaseResult, js *jobsetv1alpha2.JobSet, from string) bool {
 	if isFinished(s.status) || apply.Finished(js) {
-		s.setScaled(metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
+		s.setScaled(res, metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
 		return true
 	}
 	owner, err := r.sizeOwner(ctx, s.tj)
 	switch {
 	case apierrors.IsForbidden(err):
 		// Refused rather than risked: a scale past what Kueue admitted takes quota it did not give.
-		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": cannot tell whether Kueue admitted this TrainJob: "+err.Error())
+		s.setScaled(res, metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": cannot tell whether Kueue admitted this TrainJob: "+err.Error())
 	case err != nil:
-		s.setScaled(metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
-		s.scaleErr = fmt.Errorf("looking for a Kueue Workload of the TrainJob: %w", err)
+		s.setScaled(res, metav1.ConditionFalse, ReasonScaleFailed, "Scaling "+from+" failed, retrying: "+err.Error())
+		res.retryErr = fmt.Errorf("looking for a Kueue Workload of the TrainJob: %w", err)
 	case owner != "":
-		s.setScaled(metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": "+owner+" admitted this TrainJob at its size, and does not resize TrainJobs")
+		s.setScaled(res, metav1.ConditionFalse, ReasonScaleKueueManaged, "Cannot scale "+from+": "+owner+" admitted this TrainJob at its size, and does not resize TrainJobs")
 	default:
 		return false
 	}
@@ -190,7 +190,8 @@ func (r *TrainJobReconciler) patchScale(ctx context.Context, js *jobsetv1alpha2.
 	return r.client.Patch(ctx, js, patch)
 }
 
-func (s *scope) setScaled(status metav1.ConditionStatus, reason, message string) {
+// setScaled sets the Scaled condition and, when it changes, queues its event in res.
+func (s *scope) setScaled(res *phaseResult, status metav1.ConditionStatus, reason, message string) {
 	if c := apimeta.FindStatusCondition(s.status.Conditions, ConditionScaled); c != nil && c.Status == status && c.Reason == reason && c.Message == message {
 		return
 	}
@@ -202,7 +203,7 @@ func (s *scope) setScaled(status metav1.ConditionStatus, reason, message string)
 	if status != metav1.ConditionTrue {
 		eventType = corev1.EventTypeWarning
 	}
-	s.events = append(s.events, queuedEvent{eventType: eventType, reason: reason, message: message})
+	res.event(eventType, reason, message)
 }
 
 // Kueue records each job it manages in a Workload labelled with the job's UID.

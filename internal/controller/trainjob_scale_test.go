@@ -172,14 +172,15 @@ func TestScale(t *testing.T) {
 				if tc.finished {
 					s.status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
 				}
-				if err := r.scale(context.Background(), s); err != nil {
-					t.Fatal(err)
+				res := r.scale(context.Background(), s)
+				if res.err != nil {
+					t.Fatal(res.err)
 				}
-				if (s.scaleRequeue > 0) != tc.wantRequeue {
-					t.Errorf("looks again in %s, want to: %t", s.scaleRequeue, tc.wantRequeue)
+				if (res.requeueAfter > 0) != tc.wantRequeue {
+					t.Errorf("looks again in %s, want to: %t", res.requeueAfter, tc.wantRequeue)
 				}
-				if (s.scaleErr != nil) != tc.wantErr {
-					t.Errorf("error to retry: %v, want one: %t", s.scaleErr, tc.wantErr)
+				if (res.retryErr != nil) != tc.wantErr {
+					t.Errorf("error to retry: %v, want one: %t", res.retryErr, tc.wantErr)
 				}
 				tj.Status = *s.status
 			}
@@ -221,17 +222,17 @@ func batchJobSpec(n int32) batchv1.JobSpec {
 // is, so the reconcile asks to be run again, and only while the JobSet can appear.
 func TestScaleLooksAgainForAJobSetNotCached(t *testing.T) {
 	cases := map[string]struct {
-		target    bool
-		suspended bool
-		finished  bool
-		buildErr  error
-		want      bool
+		target      bool
+		suspended   bool
+		finished    bool
+		buildFailed bool
+		want        bool
 	}{
 		"an elastic TrainJob whose JobSet was just applied": {target: true, want: true},
 		"not elastic":                      {},
 		"suspended: no JobSet to wait for": {target: true, suspended: true},
 		"finished":                         {target: true, finished: true},
-		"the build failed":                 {target: true, buildErr: errors.New("no runtime")},
+		"the build failed":                 {target: true, buildFailed: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -240,14 +241,15 @@ func TestScaleLooksAgainForAJobSetNotCached(t *testing.T) {
 				w = w.Annotation(knobs.ElasticMinNodes, "1").Annotation(knobs.ElasticMaxNodes, "4").Annotation(knobs.ElasticTargetNodes, "2")
 			}
 			tj := w.Obj()
-			s := &scope{tj: tj, status: tj.Status.DeepCopy(), now: metav1.Now(), buildErr: tc.buildErr}
+			s := &scope{tj: tj, status: tj.Status.DeepCopy(), now: metav1.Now(), buildFailed: tc.buildFailed}
 			if tc.finished {
 				s.status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
 			}
-			if err := (&TrainJobReconciler{}).scale(context.Background(), s); err != nil {
-				t.Fatal(err)
+			res := (&TrainJobReconciler{}).scale(context.Background(), s)
+			if res.err != nil {
+				t.Fatal(res.err)
 			}
-			if diff := cmp.Diff(tc.want, s.scaleRequeue > 0); diff != "" {
+			if diff := cmp.Diff(tc.want, res.requeueAfter > 0); diff != "" {
 				t.Errorf("looks again (-want +got):\n%s", diff)
 			}
 		})

@@ -151,7 +151,7 @@ func deadlineFailed(status *trainer.TrainJobStatus) bool {
 
 // setDisabledFeatures records the optional features this build left out, and queues one Warning
 // event per feature newly off (or off for another reason): told once, not on every build.
-func setDisabledFeatures(s *scope, disabled []runtime.DisabledFeature) {
+func setDisabledFeatures(s *scope, res *phaseResult, disabled []runtime.DisabledFeature) {
 	previous := map[string]string{}
 	for _, f := range s.tj.Status.DisabledFeatures {
 		previous[f.Name] = f.Message
@@ -164,7 +164,7 @@ func setDisabledFeatures(s *scope, disabled []runtime.DisabledFeature) {
 		}
 		features = append(features, trainer.TrainJobDisabledFeature{Name: d.Name, Message: msg})
 		if old, ok := previous[d.Name]; !ok || old != msg {
-			s.warn(d.Name+disabledSuffix, msg)
+			res.warn(d.Name+disabledSuffix, msg)
 		}
 	}
 	s.status.DisabledFeatures = features

@@ -46,37 +46,37 @@ const (
 // cleanUp applies the TTL knobs to a TrainJob the cache already holds as finished (so nothing
 // can build it again): clean-pods deletes its JobSet, and at the end of its TTL the TrainJob is
 // deleted, with everything it owns. The deadline is computed from the terminal condition each
-// time, never kept in memory, so a restart finds every deadline again. It returns when to look
-// again.
-func (r *TrainJobReconciler) cleanUp(ctx context.Context, s *scope) (time.Duration, error) {
+// time, never kept in memory, so a restart finds every deadline again; the result says when to
+// look again.
+func (r *TrainJobReconciler) cleanUp(ctx context.Context, s *scope) phaseResult {
 	finishedAt := finishTime(&s.tj.Status)
 	if finishedAt == nil {
-		return 0, nil
+		return phaseResult{}
 	}
 	eff, err := r.knobs(ctx, s)
 	if err != nil {
-		return 0, err
+		return phaseResult{err: err}
 	}
 	ttl, errs := knobs.ParseTTL(eff)
 	if len(errs) > 0 {
 		// Only when admission was bypassed; the webhook refuses these values.
 		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring invalid TTL annotations", "errors", errs.ToAggregate().Error())
 	}
-	if err := r.cleanPods(ctx, s, ttl.CleanPods); err != nil {
-		return 0, err
-	}
-	if ttl.After == nil {
-		return 0, nil
+	var res phaseResult
+	if res.err = r.cleanPods(ctx, s, &res, ttl.CleanPods); res.err != nil || ttl.After == nil {
+		return res
 	}
 	if left := finishedAt.Add(*ttl.After).Sub(r.clock.Now()); left > 0 {
-		return max(left, minTTLRequeue), nil
+		res.requeueAfter = max(left, minTTLRequeue)
+		return res
 	}
-	return r.deleteExpired(ctx, s.tj, *finishedAt, *ttl.After)
+	res.requeueAfter, res.err = r.deleteExpired(ctx, s.tj, &res, *finishedAt, *ttl.After)
+	return res
 }
 
 // cleanPods deletes the JobSet of a finished TrainJob when clean-pods asks: always for All, for
 // Running only while pods of it still run. The TrainJob keeps its status.
-func (r *TrainJobReconciler) cleanPods(ctx context.Context, s *scope, policy knobs.CleanPods) error {
+func (r *TrainJobReconciler) cleanPods(ctx context.Context, s *scope, res *phaseResult, policy knobs.CleanPods) error {
 	js := s.jobSet
 	if js == nil || !js.DeletionTimestamp.IsZero() || policy == knobs.CleanNone ||
 		policy == knobs.CleanRunning && !jobSetActive(js) {
@@ -88,7 +88,7 @@ func (r *TrainJobReconciler) cleanPods(ctx context.Context, s *scope, policy kno
 		return fmt.Errorf("deleting the JobSet of a finished TrainJob (%s: %s): %w", knobs.TTLCleanPods, policy, err)
 	}
 	if err == nil {
-		r.recorder.Eventf(s.tj, corev1.EventTypeNormal, ReasonPodsCleanedUp, "Deleted JobSet %s and its pods (%s: %s)", js.Name, knobs.TTLCleanPods, policy)
+		res.event(corev1.EventTypeNormal, ReasonPodsCleanedUp, fmt.Sprintf("Deleted JobSet %s and its pods (%s: %s)", js.Name, knobs.TTLCleanPods, policy))
 	}
 	return nil
 }
@@ -105,9 +105,9 @@ func jobSetActive(js *jobsetv1alpha2.JobSet) bool {
 // deleteExpired deletes a TrainJob whose TTL ended. The preconditions make it delete only the
 // TrainJob this decision was made on: a TTL raised meanwhile, or a new TrainJob of that name,
 // makes it fail and the next reconcile decide again.
-func (r *TrainJobReconciler) deleteExpired(ctx context.Context, tj *trainer.TrainJob, finishedAt time.Time, ttl time.Duration) (time.Duration, error) {
-	r.recorder.Eventf(tj, corev1.EventTypeNormal, ReasonTTLExpired, "TrainJob finished at %s; its TTL of %s ended: deleting it",
-		finishedAt.UTC().Format(time.RFC3339), ttl)
+func (r *TrainJobReconciler) deleteExpired(ctx context.Context, tj *trainer.TrainJob, res *phaseResult, finishedAt time.Time, ttl time.Duration) (time.Duration, error) {
+	res.event(corev1.EventTypeNormal, ReasonTTLExpired, fmt.Sprintf("TrainJob finished at %s; its TTL of %s ended: deleting it",
+		finishedAt.UTC().Format(time.RFC3339), ttl))
 	err := r.client.Delete(ctx, tj, client.PropagationPolicy(ttlDeletePropagation),
 		client.Preconditions{UID: &tj.UID, ResourceVersion: &tj.ResourceVersion})
 	switch {
