@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command gantry is Gantry's command-line tool, also installed as the kubectl plugin
-// kubectl-gantry: the practitioner's verbs (internal/cli), render and the runtime installer.
+// kubectl-gantry; every verb is in internal/cli.
 package main
 
 import (
@@ -23,7 +23,6 @@ import (
 	"os"
 
 	"github.com/go-logr/logr"
-	"github.com/spf13/cobra"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gantry-ml/gantry/internal/cli"
@@ -39,27 +38,5 @@ func main() {
 // run executes one command line and returns the process exit code (see `gantry --help`).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := cli.NewOptions(stdin, stdout, stderr)
-	root := cli.NewRootCommand(o)
-	root.AddCommand(&cobra.Command{
-		Use:                "render -f FILE [-f FILE ...]",
-		Short:              "Print the objects the controller would apply for a TrainJob, offline",
-		GroupID:            cli.OtherGroup,
-		DisableFlagParsing: true, // render parses its own flags, --help included
-		RunE: func(_ *cobra.Command, args []string) error {
-			return cli.Quiet(runRender(args, stdin, stdout, stderr))
-		},
-	})
-	if rt, _, err := root.Find([]string{"runtimes"}); err == nil {
-		for _, verb := range []string{"install", "uninstall"} {
-			rt.AddCommand(&cobra.Command{
-				Use:                verb + " --selector LABELS ...",
-				Short:              "The Helm chart's runtime installer: " + verb + " the shipped ClusterTrainingRuntimes",
-				DisableFlagParsing: true,
-				RunE: func(_ *cobra.Command, args []string) error {
-					return cli.Quiet(runRuntimes(append([]string{verb}, args...), stdout, stderr))
-				},
-			})
-		}
-	}
-	return cli.Execute(o, root, args)
+	return cli.Execute(o, cli.NewRootCommand(o), args)
 }

@@ -104,7 +104,7 @@ func TestRenderCommand(t *testing.T) {
 		},
 		"--help prints the usage": {
 			args:          []string{"--help"},
-			wantStdoutHas: []string{"Usage: gantry render -f FILE", "Exit codes: 0 rendered"},
+			wantStdoutHas: []string{"Usage:\n  gantry render -f FILE", "Exit codes: 0 rendered", "-f, --filename FILE"},
 		},
 		"checks what the apiserver checks: list-map keys and metadata": {
 			args:     []string{"--validate-only", "-f", "-", "-f", torchRuntime},
@@ -119,9 +119,9 @@ func TestRenderCommand(t *testing.T) {
 			wantStdoutHas: []string{"kind: JobSet\n"},
 		},
 		"no file": {
-			args:          nil,
-			wantCode:      2,
-			wantStderrHas: "gantry render: give at least one -f FILE",
+			args:       nil,
+			wantCode:   2,
+			wantStderr: "error: give at least one -f FILE\n",
 		},
 		"missing file": {
 			args:          []string{"-f", "nope.yaml"},

@@ -33,6 +33,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
 )
@@ -46,15 +47,16 @@ type Options struct {
 	// Color is decided once: on a terminal, unless NO_COLOR is set.
 	Color bool
 
+	// The clients, made once from the flags by init; unit tests fill them with fakes instead.
 	once      sync.Once
 	cfg       *rest.Config
 	reader    *jobview.Reader
 	clientset kubernetes.Interface
+	installer client.Client // the runtime installer's, made on first use
 	err       error
 }
 
-// NewRootCommand builds `gantry` with every verb of this package; the binary adds its own
-// (render, runtimes install) with AddCommand, in the group "other".
+// NewRootCommand builds `gantry` with every verb.
 func NewRootCommand(o *Options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gantry",
@@ -76,7 +78,7 @@ steps with their pods, progress, logs and events. It also runs as the kubectl pl
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
-	root.AddGroup(&cobra.Group{ID: "jobs", Title: "TrainJobs:"}, &cobra.Group{ID: OtherGroup, Title: "Other commands:"})
+	root.AddGroup(&cobra.Group{ID: "jobs", Title: "TrainJobs:"}, &cobra.Group{ID: otherGroup, Title: "Other commands:"})
 	for _, c := range []*cobra.Command{
 		newTrainCommand(o), newRunCommand(o), newListCommand(o), newGetCommand(o),
 		newLogsCommand(o), newWaitCommand(o), newEventsCommand(o), newDeleteCommand(o),
@@ -85,12 +87,12 @@ steps with their pods, progress, logs and events. It also runs as the kubectl pl
 		c.GroupID = "jobs"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newRuntimesCommand(o), newUICommand(o), newVersionCommand(o)} {
-		c.GroupID = OtherGroup
+	for _, c := range []*cobra.Command{newRenderCommand(o), newRuntimesCommand(o), newUICommand(o), newVersionCommand(o)} {
+		c.GroupID = otherGroup
 		root.AddCommand(c)
 	}
-	root.SetHelpCommandGroupID(OtherGroup)
-	root.SetCompletionCommandGroupID(OtherGroup)
+	root.SetHelpCommandGroupID(otherGroup)
+	root.SetCompletionCommandGroupID(otherGroup)
 	return root
 }
 
@@ -117,8 +119,8 @@ func NewOptions(in io.Reader, out, errOut io.Writer) *Options {
 	}
 }
 
-// OtherGroup is the help group of commands that are not about TrainJobs.
-const OtherGroup = "other"
+// otherGroup is the help group of commands that are not about TrainJobs.
+const otherGroup = "other"
 
 // Execute runs the command line built by NewRootCommand and returns the process exit code.
 func Execute(o *Options, root *cobra.Command, args []string) int {
@@ -136,14 +138,14 @@ func Execute(o *Options, root *cobra.Command, args []string) int {
 	return exitCode(err)
 }
 
-// quietError ends a command whose message was printed already (the wrapped render and
-// runtimes installers print their own).
+// quietError ends a command whose message was printed already: render and the runtime
+// installer print their own ("gantry render: ...").
 type quietError struct{ code int }
 
 func (e *quietError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// Quiet turns an exit code of a command that printed its own diagnostics into an error.
-func Quiet(code int) error {
+// quiet turns an exit code of a command that printed its own diagnostics into an error.
+func quiet(code int) error {
 	if code == 0 {
 		return nil
 	}
@@ -188,6 +190,14 @@ func (o *Options) Namespace() (string, error) {
 		return "", withCode(ExitUsage, fmt.Errorf("reading the namespace: %w", err))
 	}
 	return ns, nil
+}
+
+// noArgs is the argument check of render and the runtime installer, which take flags only.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q: %s takes flags only (see --help)", args[0], cmd.CommandPath())
+	}
+	return nil
 }
 
 // exactlyOneName is the argument check of the verbs that take a TrainJob's name.

@@ -49,7 +49,8 @@ func newRuntimesCommand(o *Options) *cobra.Command {
 			return usageErrorf("give a subcommand: %s", subcommandNames(cmd))
 		},
 	}
-	cmd.AddCommand(newRuntimesListCommand(o), newRuntimesGetCommand(o))
+	cmd.AddCommand(newRuntimesListCommand(o), newRuntimesGetCommand(o),
+		newRuntimesInstallCommand(o, "install"), newRuntimesInstallCommand(o, "uninstall"))
 	return cmd
 }
 
