@@ -49,14 +49,20 @@ manifests: controller-gen ## Generate the CRDs (config/crd/bases), the ClusterRo
 fmt: ## Run gofmt on the module.
 	gofmt -s -w $$(git ls-files '*.go')
 
+# FAULTS_PKGS have files built only with -tags faults, the fault injection of the suites that
+# inject them (docs/testing.md); vet and lint check them in both builds.
+FAULTS_PKGS := ./cmd/manager/... ./internal/controller/... ./internal/localrun/...
+
 .PHONY: vet
-vet: ## Run go vet on both modules.
+vet: ## Run go vet on both modules (and on the fault-injection build of FAULTS_PKGS).
 	go vet ./...
+	go vet -tags faults $(FAULTS_PKGS)
 	cd test/differential && go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint (built from the Go module proxy) on both modules.
+lint: golangci-lint ## Run golangci-lint (built from the Go module proxy) on both modules (and on the fault-injection build of FAULTS_PKGS).
 	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags faults $(FAULTS_PKGS)
 	cd test/differential && $(GOLANGCI_LINT) run ./...
 
 .PHONY: lint-api

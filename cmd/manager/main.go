@@ -39,7 +39,6 @@ import (
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/config"
 	"github.com/gantry-ml/gantry/internal/controller"
-	"github.com/gantry-ml/gantry/internal/faults"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	"github.com/gantry-ml/gantry/internal/scheme"
@@ -133,10 +132,7 @@ func run() error {
 		}
 	}()
 	log.Info("Starting the manager", "version", version.String(), "trainJobStatus", status != nil)
-	if faults.Any() {
-		log.Info("WARNING: faults are injected on purpose; this manager is for the reliability suite only",
-			faults.EnvVar, os.Getenv(faults.EnvVar))
-	}
+	warnFaults(log)
 	err = mgr.Start(ctx)
 	cancel()
 	<-setupDone
@@ -163,11 +159,8 @@ func newManager(ctx context.Context, cfg *configapi.Configuration, opts ctrl.Opt
 		}
 		opts.LeaderElectionResourceLock = ""
 	}
-	if restConfig, err = faults.WrapRESTConfig(config.RESTConfig(cfg, restConfig)); err != nil {
+	if restConfig, err = withFaults(config.RESTConfig(cfg, restConfig), &opts); err != nil {
 		return nil, err
-	}
-	if faults.Any() {
-		opts.NewClient = faults.NewClient
 	}
 	var mgr ctrl.Manager
 	err = reachable.Until(ctx, ctrl.Log.WithName("setup"), func(context.Context) (err error) {

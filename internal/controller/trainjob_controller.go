@@ -34,7 +34,6 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/cert"
-	"github.com/gantry-ml/gantry/internal/faults"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/statusca"
 	"github.com/gantry-ml/gantry/internal/trainjob"
@@ -135,7 +134,7 @@ type scope struct {
 
 // patchStatus writes status with one merge patch, only when it changed.
 func (r *TrainJobReconciler) patchStatus(ctx context.Context, tj *trainer.TrainJob, status *trainer.TrainJobStatus) error {
-	if equality.Semantic.DeepEqual(&tj.Status, status) && !faults.Enabled(faults.WriteUnchangedStatus) {
+	if equality.Semantic.DeepEqual(&tj.Status, status) && !writeUnchangedStatus() {
 		return nil
 	}
 	patched := tj.DeepCopy()

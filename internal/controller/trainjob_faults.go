@@ -1,3 +1,5 @@
+//go:build faults
+
 /*
 Copyright 2026 The Gantry Authors.
 
@@ -14,6 +16,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// The reliability suite's faults in the controller, built only with -tags faults (the suite's
+// manager); trainjob_nofaults.go is the product's build.
+
 package controller
 
 import (
@@ -25,6 +30,10 @@ import (
 
 	"github.com/gantry-ml/gantry/internal/faults"
 )
+
+// writeUnchangedStatus is the WriteUnchangedStatus fault: the status is patched even when
+// nothing changed.
+func writeUnchangedStatus() bool { return faults.Enabled(faults.WriteUnchangedStatus) }
 
 // recreated remembers which TrainJobs this process has already rebuilt under the
 // RecreateJobSets fault: once per TrainJob and process start, as a defect that forgets what

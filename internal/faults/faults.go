@@ -14,10 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package faults holds the defects the reliability suite injects on purpose, to prove that its
-// invariants catch them (a suite that cannot fail proves nothing). They are switched on only by
-// the GANTRY_FAULT_INJECTION environment variable, which no install sets; the manager logs a
-// warning when it is set.
+// Package faults holds the defects the reliability and local-run suites inject on purpose, to
+// prove that their invariants catch them (a suite that cannot fail proves nothing). Only files
+// built with -tags faults use it, so the binaries Gantry ships do not link it (the suites build
+// theirs with the tag; docs/testing.md). In that build the faults are switched on only by the
+// GANTRY_FAULT_INJECTION environment variable, which no install sets; the manager logs a warning
+// when it is set.
 package faults
 
 import (

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/faults"
 )
 
 // Runner runs a plan: one process group per step, the replicated jobs in dependsOn order, and
@@ -374,7 +373,7 @@ func (x *run) stopAll() {
 	x.stopping = true
 	procs := append([]*proc(nil), x.procs...)
 	x.mu.Unlock()
-	if faults.Enabled(faults.LocalRunNoStop) {
+	if noStopFault() {
 		x.waitAll()
 		return
 	}

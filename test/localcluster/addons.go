@@ -141,8 +141,13 @@ func (c *Cluster) writeConfig(name string, doc map[string]any) error {
 // Certificate management stays on, as installed: the rotator finds a valid certificate in the
 // Secret, keeps it, writes it to certs/gantry-manager and injects the CA into the webhooks.
 func (c *Cluster) prepareGantry(ctx context.Context) error {
-	c.logf("  %-24s building ./cmd/manager", "gantry-manager")
-	build := exec.CommandContext(ctx, "go", "build", "-o", c.path("bin", "manager"), "./cmd/manager")
+	args := []string{"build", "-o", c.path("bin", "manager")}
+	if len(c.ManagerBuildTags) > 0 {
+		args = append(args, "-tags", strings.Join(c.ManagerBuildTags, ","))
+	}
+	args = append(args, "./cmd/manager")
+	c.logf("  %-24s go %s", "gantry-manager", strings.Join(args[3:], " "))
+	build := exec.CommandContext(ctx, "go", args...)
 	build.Dir = c.Root
 	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	if out, err := build.CombinedOutput(); err != nil {

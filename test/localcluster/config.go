@@ -193,6 +193,9 @@ type Cluster struct {
 	ManagerEnv []string
 	// ManagerArgs are added to the manager's command line (the scale run serves its profiles).
 	ManagerArgs []string
+	// ManagerBuildTags are the build tags of the manager: "faults" for the reliability suite,
+	// whose ManagerEnv injects faults only a manager built with them has.
+	ManagerBuildTags []string
 
 	Settings Settings
 

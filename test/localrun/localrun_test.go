@@ -65,7 +65,8 @@ func gantryBinary(t *testing.T) string {
 			gantry.err = err
 			return
 		}
-		gantry.path, gantry.err = util.BuildCmd(dir, "gantry")
+		// With the faults built in: TestStopGuard injects one.
+		gantry.path, gantry.err = util.BuildCmd(dir, "gantry", "faults")
 	})
 	if gantry.err != nil {
 		t.Fatal(gantry.err)

@@ -154,6 +154,8 @@ func run(m *testing.M) (int, error) {
 	s.PodDuration = localcluster.Duration{Duration: 2 * time.Second}
 	cluster = &localcluster.Cluster{
 		Root: root, StateDir: stateDir, BinDir: filepath.Join(root, "bin"), Out: os.Stderr, Settings: s,
+		// The manager the guards inject faults into (GANTRY_FAULT_INJECTION) has them built in.
+		ManagerBuildTags: []string{"faults"},
 	}
 	ctx := context.Background()
 	if err := cluster.Up(ctx); err != nil {

@@ -21,15 +21,21 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 )
 
-// BuildCmd builds the checkout's cmd/<name> into dir and returns the binary's path.
-func BuildCmd(dir, name string) (string, error) {
+// BuildCmd builds the checkout's cmd/<name> into dir, with the build tags given (such as
+// "faults", for a suite that injects them), and returns the binary's path.
+func BuildCmd(dir, name string, tags ...string) (string, error) {
 	bin := filepath.Join(dir, name)
-	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(RepoRoot(), "cmd", name)).CombinedOutput(); err != nil {
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	if out, err := exec.Command("go", append(args, filepath.Join(RepoRoot(), "cmd", name))...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, out)
 	}
 	return bin, nil
