@@ -262,7 +262,7 @@ bench-scale: ## The scale run on a local cluster: SCALE_N TrainJobs (default 10,
 
 .PHONY: bench-cache
 bench-cache: ## Bytes the manager's cache holds per settled TrainJob (its TrainJob, JobSet and runtime snapshot, decoded and trimmed as the informers do): seconds, where the scale run takes an hour.
-	go test ./internal/config -run '^$$' -bench CachedSettledTrainJob -benchtime 5x
+	go test ./internal/cached -run '^$$' -bench CachedSettledTrainJob -benchtime 5x
 
 .PHONY: bench-smoke
 bench-smoke: envtest-assets kustomize ## The benchmark harness at N=50 (part of make test): checks that it works and every JobSet appears, not timings; and bench-ui-history's 20 s form, which checks the history's own accounting.

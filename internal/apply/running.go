@@ -18,20 +18,21 @@ package apply
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/gantry-ml/gantry/internal/cached"
 )
 
 // Suspended reports whether obj has spec.suspend set (a JobSet held back by Kueue or by its
 // TrainJob). Objects without the field, such as PodGroups, are never suspended.
 //
 // This is the one statement of the running-object rule: an UnlessRunning object is written only
-// while it or its TrainJob is suspended, and the controller's cache drops the Job templates of
-// JobSets that are not suspended, since nothing compares or writes them.
+// while it or its TrainJob is suspended, so the controller's cache drops the Job templates of
+// JobSets that are not suspended, since nothing compares or writes them (package cached).
 func Suspended(obj client.Object) bool {
 	if js, ok := obj.(*jobsetv1alpha2.JobSet); ok {
-		return ptr.Deref(js.Spec.Suspend, false)
+		return cached.Suspended(js)
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		s, found, _ := unstructured.NestedBool(u.Object, "spec", "suspend")

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configapi "github.com/gantry-ml/gantry/api/config/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cached"
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/kubeauth"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
@@ -116,7 +117,7 @@ func leaseNamespace(configured string) string {
 // carry the TrainJob label: the manager's memory then does not grow with unrelated objects. Cached
 // objects drop their managedFields, which nothing reads and which are about as large as an
 // applied object itself (a JobSet's field set lists every field of its pod templates), and
-// running JobSets their Job templates (trim).
+// JobSets what the controller does not read (cached.Transform).
 func CacheOptions() cache.Options {
 	req, err := labels.NewRequirement(core.TrainJobNameLabel, selection.Exists, nil)
 	if err != nil {
@@ -130,7 +131,7 @@ func CacheOptions() cache.Options {
 		},
 		// A default, not a JobSet entry: an entry would need the JobSet CRD to create the
 		// manager, which then could not say that JobSet is missing.
-		DefaultTransform: trim,
+		DefaultTransform: cached.Transform,
 	}
 }
 

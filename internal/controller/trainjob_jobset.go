@@ -29,6 +29,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
+	"github.com/gantry-ml/gantry/internal/cached"
 )
 
 // OutcomeFinalizer is on every JobSet Gantry creates, until the TrainJob has recorded how the
@@ -77,7 +78,7 @@ func (s *scope) jobSetDeleted() bool {
 	if s.jobSetGone {
 		return true
 	}
-	return s.jobSet != nil && !s.jobSet.DeletionTimestamp.IsZero() && !apply.Finished(s.jobSet)
+	return s.jobSet != nil && !s.jobSet.DeletionTimestamp.IsZero() && !cached.Finished(s.jobSet)
 }
 
 // afterFinish runs once the status is written. For a TrainJob the cache already holds as finished
@@ -127,7 +128,7 @@ func (r *TrainJobReconciler) releaseOrphanJobSet(ctx context.Context, key types.
 // rewrites while it runs. Without it, a JobSet that ends and is deleted while the manager is down
 // leaves nothing to tell how it ended, and the TrainJob would be recorded as Failed.
 func (r *TrainJobReconciler) addOutcomeFinalizer(ctx context.Context, js *jobsetv1alpha2.JobSet) error {
-	if js == nil || !js.DeletionTimestamp.IsZero() || apply.Finished(js) || controllerutil.ContainsFinalizer(js, OutcomeFinalizer) {
+	if js == nil || !js.DeletionTimestamp.IsZero() || cached.Finished(js) || controllerutil.ContainsFinalizer(js, OutcomeFinalizer) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(js.DeepCopy(), client.MergeFromWithOptimisticLock{})

@@ -36,7 +36,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/apply"
+	"github.com/gantry-ml/gantry/internal/cached"
 	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/trainjob"
 )
@@ -78,7 +78,7 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) phaseResult {
 		}
 		return phaseResult{}
 	}
-	if !js.DeletionTimestamp.IsZero() || apply.Suspended(js) {
+	if !js.DeletionTimestamp.IsZero() || cached.Suspended(js) {
 		return phaseResult{}
 	}
 	eff, err := r.knobs(ctx, s)
@@ -95,7 +95,7 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) phaseResult {
 	if len(errs) > 0 || elastic == nil || elastic.Target == nil {
 		return phaseResult{} // the webhook refuses these; nothing to follow
 	}
-	index, current, found := apply.NodeJob(js)
+	index, current, found := cached.NodeJob(js)
 	target := *elastic.Target
 	if !found || current == target {
 		return phaseResult{}
@@ -129,7 +129,7 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) phaseResult {
 // refuseScale reports whether the scale may not be made, with the Scaled condition that says why:
 // the JobSet has finished, or someone other than the user decided the TrainJob's size.
 func (r *TrainJobReconciler) refuseScale(ctx context.Context, s *scope, res *phaseResult, js *jobsetv1alpha2.JobSet, from string) bool {
-	if isFinished(s.status) || apply.Finished(js) {
+	if isFinished(s.status) || cached.Finished(js) {
 		s.setScaled(res, metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
 		return true
 	}

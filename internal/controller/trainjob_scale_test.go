@@ -35,7 +35,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
-	"github.com/gantry-ml/gantry/internal/apply"
+	"github.com/gantry-ml/gantry/internal/cached"
 	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	"github.com/gantry-ml/gantry/internal/scheme"
@@ -57,7 +57,7 @@ func TestScale(t *testing.T) {
 		wantErr   bool
 		suspended bool
 		// jobSetDone: the JobSet completed, and the scale reads it as the cache holds it
-		// (apply.CompactFinished), before the TrainJob's status says so.
+		// (cached.Transform), before the TrainJob's status says so.
 		jobSetDone bool
 		// workload: a Kueue Workload of the TrainJob exists; listErr: listing them fails;
 		// noKueue: the Workload kind is not served.
@@ -163,7 +163,11 @@ func TestScale(t *testing.T) {
 					t.Fatal(err)
 				}
 				if tc.jobSetDone {
-					apply.CompactFinished(cur)
+					obj, err := cached.Transform(cur)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cur = obj.(*jobsetv1alpha2.JobSet)
 					if cur.Spec.ReplicatedJobs != nil {
 						t.Fatal("the cache's copy of a finished JobSet keeps its replicated jobs")
 					}

@@ -27,9 +27,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cached"
 	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
@@ -79,7 +79,7 @@ func (r *TrainJobReconciler) cleanUp(ctx context.Context, s *scope) phaseResult 
 func (r *TrainJobReconciler) cleanPods(ctx context.Context, s *scope, res *phaseResult, policy knobs.CleanPods) error {
 	js := s.jobSet
 	if js == nil || !js.DeletionTimestamp.IsZero() || policy == knobs.CleanNone ||
-		policy == knobs.CleanRunning && !jobSetActive(js) {
+		policy == knobs.CleanRunning && !cached.Active(js) {
 		return nil
 	}
 	err := r.client.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationBackground),
@@ -91,15 +91,6 @@ func (r *TrainJobReconciler) cleanPods(ctx context.Context, s *scope, res *phase
 		res.event(corev1.EventTypeNormal, ReasonPodsCleanedUp, fmt.Sprintf("Deleted JobSet %s and its pods (%s: %s)", js.Name, knobs.TTLCleanPods, policy))
 	}
 	return nil
-}
-
-func jobSetActive(js *jobsetv1alpha2.JobSet) bool {
-	for _, rj := range js.Status.ReplicatedJobsStatus {
-		if rj.Active > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // deleteExpired deletes a TrainJob whose TTL ended. The preconditions make it delete only the

@@ -14,29 +14,27 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package config
+package cached
 
 import (
 	"strings"
 	"sync"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
-// trim is the cache transform of every kind: it drops managedFields and the copy of the whole
-// object kubectl apply keeps in an annotation, which nothing reads (a TrainJob or runtime applied
-// with kubectl would otherwise be cached twice over), and the Job templates of running JobSets
-// (trimRunningJobSet); runtime snapshots share their data (shareSnapshot).
-func trim(in any) (any, error) {
+// Transform is the cache transform of every kind: it drops managedFields and the copy of the
+// whole object kubectl apply keeps in an annotation, which nothing reads (a TrainJob or runtime
+// applied with kubectl would otherwise be cached twice over); JobSets keep what the JobSet
+// contract says (see the package doc), and runtime snapshots share their data (shareSnapshot).
+func Transform(in any) (any, error) {
 	if obj, ok := in.(metav1.Object); ok {
 		if a := obj.GetAnnotations(); a != nil {
 			if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
@@ -49,36 +47,11 @@ func trim(in any) (any, error) {
 	}
 	switch obj := in.(type) {
 	case *jobsetv1alpha2.JobSet:
-		return trimRunningJobSet(obj)
+		return trimJobSet(obj), nil
 	case *corev1.ConfigMap:
 		shareSnapshot(obj)
 	}
 	return stripManagedFields(in)
-}
-
-// trimRunningJobSet drops a JobSet's managedFields, and its pod templates when it is not
-// suspended: the controller never rewrites a running JobSet, so it reads only its metadata,
-// spec.suspend, status and, for an elastic TrainJob's scale, each Job template's labels,
-// parallelism and completions; the pod templates are most of a JobSet's size. A suspended JobSet
-// keeps them, since the controller compares them with what it would apply (ApplyUnlessRunning);
-// when one is suspended again, the write that suspends it finds the templates missing and
-// applies, as it must anyway.
-func trimRunningJobSet(js *jobsetv1alpha2.JobSet) (any, error) {
-	js.ManagedFields = nil
-	if apply.Suspended(js) {
-		return js, nil
-	}
-	if apply.CompactFinished(js) {
-		return js, nil
-	}
-	for i := range js.Spec.ReplicatedJobs {
-		t := &js.Spec.ReplicatedJobs[i].Template
-		*t = batchv1.JobTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: t.Labels},
-			Spec:       batchv1.JobSpec{Parallelism: t.Spec.Parallelism, Completions: t.Spec.Completions},
-		}
-	}
-	return js, nil
 }
 
 // internTable hands out one copy of equal strings. It is bounded: when full it starts over, so

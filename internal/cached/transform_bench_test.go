@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package config
+package cached_test
 
 import (
 	"bytes"
@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/cached"
 	"github.com/gantry-ml/gantry/internal/render"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
@@ -185,7 +186,7 @@ func BenchmarkCachedSettledTrainJob(b *testing.B) {
 	}
 }
 
-// cachedBytes is the heap held, per wire, by decoding each and keeping what trim returns.
+// cachedBytes is the heap held, per wire, by decoding each and keeping what Transform returns.
 func cachedBytes(b *testing.B, wires []settledWire, decode func(settledWire) (any, error)) float64 {
 	kept := make([]any, 0, len(wires))
 	var before, after runtime.MemStats
@@ -196,7 +197,7 @@ func cachedBytes(b *testing.B, wires []settledWire, decode func(settledWire) (an
 		if err != nil {
 			b.Fatal(err)
 		}
-		trimmed, err := trim(obj)
+		trimmed, err := cached.Transform(obj)
 		if err != nil {
 			b.Fatal(err)
 		}

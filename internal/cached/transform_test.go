@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package config
+package cached
 
 import (
 	"maps"
@@ -29,7 +29,6 @@ import (
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 )
 
@@ -62,7 +61,7 @@ func TestTrim(t *testing.T) {
 		js := finished(condition, nil)
 		js.ManagedFields = nil
 		js.Spec.ReplicatedJobs = nil
-		js.Annotations = map[string]string{apply.CachedNodeParallelismAnnotation: "4"}
+		js.Annotations = map[string]string{NodeParallelismAnnotation: "4"}
 		return js
 	}
 	suspendedDone := finished(string(jobsetv1alpha2.JobSetCompleted), ptr.To(true))
@@ -110,12 +109,12 @@ func TestTrim(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := trim(tc.in)
+			got, err := Transform(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("trim (-want,+got):\n%s", diff)
+				t.Errorf("Transform (-want,+got):\n%s", diff)
 			}
 		})
 	}
@@ -144,7 +143,7 @@ func TestTrimSharesSnapshotBodies(t *testing.T) {
 			want := []map[string]string{maps.Clone(tc.a.Data), maps.Clone(tc.b.Data)}
 			var got []*corev1.ConfigMap
 			for _, cm := range []*corev1.ConfigMap{tc.a, tc.b} {
-				out, err := trim(cm)
+				out, err := Transform(cm)
 				if err != nil {
 					t.Fatal(err)
 				}
