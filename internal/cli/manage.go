@@ -146,7 +146,7 @@ func (o *Options) setSuspend(ctx context.Context, name string, suspend bool) err
 	if err != nil {
 		return notFoundJob(err, ns, name)
 	}
-	verb := map[bool]string{true: "suspend", false: "resume"}[suspend]
+	done := map[bool]string{true: "suspended", false: "resumed"}[suspend]
 	if q, ok := tj.Labels[jobview.QueueLabel]; ok {
 		kueueVerb := map[bool]string{true: "stop", false: "resume"}[suspend]
 		how := fmt.Sprintf("`kubectl kueue %s workload` on its Workload (kubectl get workloads -n %s -l %s=%s)", kueueVerb, ns, jobview.JobUIDLabel, tj.UID)
@@ -156,12 +156,12 @@ func (o *Options) setSuspend(ctx context.Context, name string, suspend bool) err
 		return usageErrorf("TrainJob %s is managed by Kueue (queue %q), which decides when it runs: use %s instead", name, q, how)
 	}
 	if d := jobview.DeriveState(tj, nil); d.State.Terminal() {
-		return usageErrorf("TrainJob %s is %s: a finished job cannot be %sed", name, d.State, verb)
+		return usageErrorf("TrainJob %s is %s: a finished job cannot be %s", name, d.State, done)
 	}
 	patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, suspend)
 	if err := r.Client.Patch(ctx, tj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(o.Streams.Out, "trainjob.trainer.kubeflow.org/%s %sed\n", name, map[bool]string{true: "suspend", false: "resum"}[suspend])
+	_, err = fmt.Fprintf(o.Streams.Out, "trainjob.trainer.kubeflow.org/%s %s\n", name, done)
 	return err
 }

@@ -19,7 +19,10 @@ limitations under the License.
 package testing
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -113,6 +116,30 @@ func (w *TrainJobWrapper) ModelInitializer(m *trainer.ModelInitializer) *TrainJo
 // RuntimePatches appends runtime patches.
 func (w *TrainJobWrapper) RuntimePatches(patches ...trainer.RuntimePatch) *TrainJobWrapper {
 	w.Spec.RuntimePatches = append(w.Spec.RuntimePatches, patches...)
+	return w
+}
+
+// Created sets metadata.creationTimestamp, which the API server would.
+func (w *TrainJobWrapper) Created(t time.Time) *TrainJobWrapper {
+	w.CreationTimestamp = metav1.NewTime(t)
+	return w
+}
+
+// Condition sets a status condition, as the controller would.
+func (w *TrainJobWrapper) Condition(c metav1.Condition) *TrainJobWrapper {
+	meta.SetStatusCondition(&w.Status.Conditions, c)
+	return w
+}
+
+// JobsStatus appends entries of status.jobsStatus, as the controller would.
+func (w *TrainJobWrapper) JobsStatus(s ...trainer.JobStatus) *TrainJobWrapper {
+	w.Status.JobsStatus = append(w.Status.JobsStatus, s...)
+	return w
+}
+
+// TrainerStatus sets status.trainerStatus, the progress the training reports.
+func (w *TrainJobWrapper) TrainerStatus(s *trainer.TrainJobTrainerStatus) *TrainJobWrapper {
+	w.Status.TrainerStatus = s
 	return w
 }
 
