@@ -146,7 +146,7 @@ func (c *Cluster) prepareGantry(ctx context.Context) error {
 		args = append(args, "-tags", strings.Join(c.ManagerBuildTags, ","))
 	}
 	args = append(args, "./cmd/manager")
-	c.logf("  %-24s go %s", "gantry-manager", strings.Join(args[3:], " "))
+	c.logf("  %-24s building %s", "gantry-manager", strings.Join(args[3:], " "))
 	build := exec.CommandContext(ctx, "go", args...)
 	build.Dir = c.Root
 	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
