@@ -93,6 +93,14 @@ steps with their pods, progress, logs and events. It also runs as the kubectl pl
 	}
 	root.SetHelpCommandGroupID(otherGroup)
 	root.SetCompletionCommandGroupID(otherGroup)
+	// cobra adds "completion" as it runs, a command that prints its help, exit code 0, for a
+	// shell it does not know; made now, it refuses one as `gantry runtimes` does.
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c.Name() == "completion" {
+		c.RunE = func(cmd *cobra.Command, _ []string) error {
+			return usageErrorf("give a shell: %s", subcommandNames(cmd))
+		}
+	}
 	return root
 }
 
