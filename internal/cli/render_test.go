@@ -27,28 +27,12 @@ import (
 // render's own cases (hostile input, every diagnostic) are cmd/gantry's; these pin its flags,
 // its help and its exit codes in the one command tree, against internal/render's golden files.
 const (
-	renderGolden  = "../render/testdata/golden/"
-	renderInputs  = "../render/testdata/inputs/"
-	shippedTorch  = "../../config/runtimes/torch-distributed.yaml"
-	torchExample  = "../../examples/01-torch-multi-node.yaml"
-	renderHelpTop = `Prints, as multi-document YAML, every object the Gantry controller would apply for the TrainJob in
-the input: the runtime snapshot ConfigMap, then the plugins' objects (Secrets, ConfigMaps,
-PodGroups) and the JobSet. The input needs exactly one TrainJob and the runtime it references;
-CRD defaults are applied as the apiserver would, and objects without a namespace go to "default".
-It reads no cluster: the connection flags change nothing.
-
-With the TrainJobStatus feature (on by default), the trainer pods get the status server of the
-default install (kubeflow-trainer-controller-manager.kubeflow-system.svc:10443), and the
-gantry-status-server-ca ConfigMap holds a placeholder instead of the cluster's CA.
-
-First it runs the admission checks the cluster would (CRD schemas, CEL rules, webhooks): an input
-the cluster would refuse is not rendered; its "error: <field>: <message>" lines go to standard
-error, with exit code 1. "warning: <message>" lines go to standard error too, and rendering goes on.
-
-Exit codes: 0 rendered (or valid), 1 the input fails the admission checks or cannot be built,
-2 bad usage or input that cannot be read (unknown kind or field, malformed YAML, missing runtime).
-
-Usage:
+	renderGolden = "../render/testdata/golden/"
+	renderInputs = "../render/testdata/inputs/"
+	shippedTorch = "../../config/runtimes/torch-distributed.yaml"
+	torchExample = "../../examples/01-torch-multi-node.yaml"
+	// renderUsage is its help between the description and the global (connection) flags.
+	renderUsage = `Usage:
   gantry render -f FILE [-f FILE ...] [flags]
 
 Examples:
@@ -152,8 +136,12 @@ func TestRender(t *testing.T) {
 
 func TestRenderHelp(t *testing.T) {
 	got := fixture{unreachable: true}.run(t, "render", "--help")
-	top, _, found := strings.Cut(got.Stdout, "Global Flags:\n")
-	if diff := cmp.Diff(renderHelpTop, top); diff != "" || !found || got.Code != ExitOK {
+	description, usage, _ := strings.Cut(got.Stdout, "\nUsage:\n")
+	usage, _, found := strings.Cut("Usage:\n"+usage, "Global Flags:\n")
+	if diff := cmp.Diff(renderUsage, usage); diff != "" || !found || got.Code != ExitOK {
 		t.Errorf("exit code %d, help up to the global flags (-want,+got):\n%s", got.Code, diff)
+	}
+	if !strings.HasPrefix(description, "Prints, as multi-document YAML") || !strings.Contains(description, "\nExit codes: 0 rendered") {
+		t.Errorf("the description lacks what render prints or its exit codes:\n%s", description)
 	}
 }

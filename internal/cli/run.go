@@ -17,7 +17,6 @@ limitations under the License.
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,17 +163,10 @@ func (r *runOptions) validate() error {
 
 // read decodes the files and finds the runtime.
 func (r *runOptions) read(ctx context.Context) (*render.Input, error) {
-	var sources []render.Source
-	for _, name := range r.files {
-		if name == "-" {
-			sources = append(sources, render.Source{Name: "<stdin>", Data: r.Streams.In})
-			continue
-		}
-		data, err := os.ReadFile(name)
-		if err != nil {
-			return nil, withCode(ExitUsage, err)
-		}
-		sources = append(sources, render.Source{Name: name, Data: bytes.NewReader(data)})
+	sources, closeAll, err := openSources(r.files, r.Streams.In)
+	defer closeAll()
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
 	}
 	// A TrainJob that names no namespace is in -n's, else the kubeconfig context's, as kubectl
 	// would create it; without a usable kubeconfig, "default".
