@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -38,6 +37,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Event reasons on TrainJobs.
@@ -53,7 +53,7 @@ const (
 // except while the TrainJob is suspended (the re-admission path), where it runs nothing.
 func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) phaseResult {
 	if s.jobSet != nil && !s.jobSet.DeletionTimestamp.IsZero() {
-		if ptr.Deref(s.tj.Spec.Suspend, false) {
+		if trainjob.Suspended(s.tj) {
 			// Let it go; the next reconcile builds a new, suspended one.
 			return phaseResult{err: r.removeOutcomeFinalizer(ctx, s.jobSet)}
 		}
@@ -79,7 +79,7 @@ func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) phaseResu
 // hadJobSet tells from the TrainJob's status that a JobSet existed and reported: its replicated
 // job counts are mirrored only from a JobSet.
 func hadJobSet(tj *trainer.TrainJob) bool {
-	return len(tj.Status.JobsStatus) > 0 && !ptr.Deref(tj.Spec.Suspend, false)
+	return len(tj.Status.JobsStatus) > 0 && !trainjob.Suspended(tj)
 }
 
 // confirmJobSetGone re-reads, around the cache, a TrainJob whose JobSet the cache does not have
@@ -91,7 +91,7 @@ func (r *TrainJobReconciler) confirmJobSetGone(ctx context.Context, s *scope) (b
 	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(s.tj), fresh); err != nil {
 		return false, fmt.Errorf("re-reading the TrainJob: %w", err)
 	}
-	if isFinished(&fresh.Status) || fresh.UID != s.tj.UID {
+	if trainjob.Finished(&fresh.Status) || fresh.UID != s.tj.UID {
 		return true, nil
 	}
 	js := &jobsetv1alpha2.JobSet{}
@@ -158,7 +158,7 @@ func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) ([]runt
 	// Shared objects (the namespace's CA ConfigMap) were published by observe.
 	build.Objects = slices.DeleteFunc(build.Objects, func(d apply.Desired) bool { return d.Mode == apply.Shared })
 	withOutcomeFinalizer(build.Objects)
-	res, err := r.applier.Apply(ctx, tj, ptr.Deref(tj.Spec.Suspend, false), build.Objects)
+	res, err := r.applier.Apply(ctx, tj, trainjob.Suspended(tj), build.Objects)
 	for _, o := range res.Created {
 		if _, isJobSet := o.(*jobsetv1alpha2.JobSet); isJobSet {
 			metrics.JobSetCreationSeconds.Observe(r.clock.Since(tj.CreationTimestamp.Time).Seconds())

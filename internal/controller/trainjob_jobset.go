@@ -30,6 +30,7 @@ import (
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
 	"github.com/gantry-ml/gantry/internal/cached"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // OutcomeFinalizer is on every JobSet Gantry creates, until the TrainJob has recorded how the
@@ -72,7 +73,7 @@ func withOutcomeFinalizer(objs []apply.Desired) {
 // jobSetDeleted reports whether the TrainJob's JobSet is gone, or going, while it ran: deleted
 // before it finished, with the TrainJob not suspended.
 func (s *scope) jobSetDeleted() bool {
-	if isFinished(s.status) || s.tj.Spec.Suspend != nil && *s.tj.Spec.Suspend {
+	if trainjob.Finished(s.status) || s.tj.Spec.Suspend != nil && *s.tj.Spec.Suspend {
 		return false
 	}
 	if s.jobSetGone {
@@ -85,7 +86,7 @@ func (s *scope) jobSetDeleted() bool {
 // (so every later reconcile reads it finished too, and nothing can build it again), the JobSet's
 // finalizer is released; a JobSet past the TrainJob's deadline is deleted first.
 func (r *TrainJobReconciler) afterFinish(ctx context.Context, s *scope) phaseResult {
-	if !isFinished(&s.tj.Status) || s.jobSet == nil {
+	if !trainjob.Finished(&s.tj.Status) || s.jobSet == nil {
 		return phaseResult{}
 	}
 	r.applier.Forget(s.tj)

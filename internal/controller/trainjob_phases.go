@@ -26,6 +26,7 @@ import (
 
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // phase is one named step of a TrainJob reconcile. It computes into the scope (the status, the
@@ -155,7 +156,7 @@ func (r *TrainJobReconciler) readJobSet(ctx context.Context, s *scope) phaseResu
 
 // buildUnfinished builds the objects of a TrainJob the cache holds as unfinished (buildOrEnd).
 func (r *TrainJobReconciler) buildUnfinished(ctx context.Context, s *scope) phaseResult {
-	if isFinished(&s.tj.Status) {
+	if trainjob.Finished(&s.tj.Status) {
 		return phaseResult{}
 	}
 	return r.buildOrEnd(ctx, s)
@@ -198,7 +199,7 @@ func (r *TrainJobReconciler) checkDeadline(_ context.Context, s *scope) phaseRes
 
 // observeFinish records the duration of a TrainJob this reconcile finished, once its status says so.
 func (r *TrainJobReconciler) observeFinish(_ context.Context, s *scope) phaseResult {
-	if !isFinished(&s.tj.Status) && isFinished(s.status) {
+	if !trainjob.Finished(&s.tj.Status) && trainjob.Finished(s.status) {
 		metrics.ObserveFinished(s.tj, s.status, s.now.Time)
 	}
 	return phaseResult{}

@@ -30,7 +30,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -73,7 +72,7 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) phaseResult {
 	if js == nil {
 		// Applied by this reconcile, so not in the cache yet, and its create event is not
 		// watched: decide once the cache has it.
-		if !s.buildFailed && !isFinished(s.status) && !ptr.Deref(s.tj.Spec.Suspend, false) {
+		if !s.buildFailed && !trainjob.Finished(s.status) && !trainjob.Suspended(s.tj) {
 			return phaseResult{requeueAfter: time.Second}
 		}
 		return phaseResult{}
@@ -85,7 +84,7 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) phaseResult {
 	if err != nil {
 		return phaseResult{err: err}
 	}
-	if s.noSnapshot && !s.buildFailed && !isFinished(s.status) {
+	if s.noSnapshot && !s.buildFailed && !trainjob.Finished(s.status) {
 		// The build writes the snapshot before the JobSet, but the two caches fill apart, and
 		// the snapshot's create event is not watched: its defaults (min and max nodes) are
 		// read once the cache has it.
@@ -129,7 +128,7 @@ func (r *TrainJobReconciler) scale(ctx context.Context, s *scope) phaseResult {
 // refuseScale reports whether the scale may not be made, with the Scaled condition that says why:
 // the JobSet has finished, or someone other than the user decided the TrainJob's size.
 func (r *TrainJobReconciler) refuseScale(ctx context.Context, s *scope, res *phaseResult, js *jobsetv1alpha2.JobSet, from string) bool {
-	if isFinished(s.status) || cached.Finished(js) {
+	if trainjob.Finished(s.status) || cached.Finished(js) {
 		s.setScaled(res, metav1.ConditionFalse, ReasonScaleJobSetDone, "Cannot scale "+from+": the JobSet has finished")
 		return true
 	}

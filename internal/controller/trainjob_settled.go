@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // A starting manager lists every TrainJob of the cluster and reconciles each once. With
@@ -49,7 +50,7 @@ const (
 // settledAtStart says whether a create event is a settled TrainJob of the initial list.
 func settledAtStart(e event.CreateEvent) bool {
 	tj, ok := e.Object.(*trainer.TrainJob)
-	return ok && e.IsInInitialList && tj.DeletionTimestamp.IsZero() && isFinished(&tj.Status)
+	return ok && e.IsInInitialList && tj.DeletionTimestamp.IsZero() && trainjob.Finished(&tj.Status)
 }
 
 // notSettledAtStart keeps settled TrainJobs of the initial list away from the controller's own

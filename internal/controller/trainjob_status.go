@@ -25,14 +25,8 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
-
-// isFinished reports whether the TrainJob has reached Complete or Failed. A finished TrainJob is
-// never built again, whatever happens to its JobSet.
-func isFinished(status *trainer.TrainJobStatus) bool {
-	return apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobComplete) ||
-		apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobFailed)
-}
 
 // setSuspendedCondition records spec.suspend: Suspended=True while suspended, Suspended=False
 // (Resumed) once resumed after a suspension. A job never suspended gets no condition.
@@ -45,7 +39,7 @@ func setSuspendedCondition(status *trainer.TrainJobStatus, tj *trainer.TrainJob,
 		ObservedGeneration: tj.Generation,
 		LastTransitionTime: now,
 	}
-	if !ptr.Deref(tj.Spec.Suspend, false) {
+	if !trainjob.Suspended(tj) {
 		if !apimeta.IsStatusConditionTrue(status.Conditions, trainer.TrainJobSuspended) {
 			return
 		}
@@ -61,7 +55,7 @@ func setSuspendedCondition(status *trainer.TrainJobStatus, tj *trainer.TrainJob,
 // passed and, if not, how long until it does (0 when there is no deadline to wait for).
 func deadlineExceeded(tj *trainer.TrainJob, status *trainer.TrainJobStatus, now time.Time) (bool, time.Duration) {
 	seconds := ptr.Deref(tj.Spec.ActiveDeadlineSeconds, 0)
-	if seconds <= 0 || ptr.Deref(tj.Spec.Suspend, false) || isFinished(status) {
+	if seconds <= 0 || trainjob.Suspended(tj) || trainjob.Finished(status) {
 		return false, 0
 	}
 	start := tj.CreationTimestamp.Time

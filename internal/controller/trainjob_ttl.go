@@ -23,7 +23,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +32,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/knobs"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Event reasons of the clean-up after finish.
@@ -49,10 +49,11 @@ const (
 // time, never kept in memory, so a restart finds every deadline again; the result says when to
 // look again.
 func (r *TrainJobReconciler) cleanUp(ctx context.Context, s *scope) phaseResult {
-	finishedAt := finishTime(&s.tj.Status)
-	if finishedAt == nil {
+	_, finished := trainjob.Outcome(&s.tj.Status)
+	if finished == nil {
 		return phaseResult{}
 	}
+	finishedAt := &finished.Time
 	eff, err := r.knobs(ctx, s)
 	if err != nil {
 		return phaseResult{err: err}
@@ -114,16 +115,6 @@ func (r *TrainJobReconciler) deleteExpired(ctx context.Context, tj *trainer.Trai
 	default:
 		return 0, fmt.Errorf("deleting the TrainJob at the end of its TTL: %w", err)
 	}
-}
-
-// finishTime is when the TrainJob finished: the terminal condition's last transition.
-func finishTime(status *trainer.TrainJobStatus) *time.Time {
-	for _, t := range []string{trainer.TrainJobComplete, trainer.TrainJobFailed} {
-		if c := apimeta.FindStatusCondition(status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
-			return &c.LastTransitionTime.Time
-		}
-	}
-	return nil
 }
 
 // knobs are the TrainJob's effective knobs, its own over its runtime's defaults, read once per

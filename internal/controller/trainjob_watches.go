@@ -40,7 +40,7 @@ func (r *TrainJobReconciler) unfinishedTrainJobs(ctx context.Context, opts ...cl
 	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
 		tj := &list.Items[i]
-		if isFinished(&tj.Status) || !trainjob.ManagedByGantry(tj) {
+		if trainjob.Finished(&tj.Status) || !trainjob.ManagedByGantry(tj) {
 			continue
 		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(tj)})

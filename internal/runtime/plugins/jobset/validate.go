@@ -24,12 +24,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Validate checks the initializers against the runtime, the runtime patches' shape, and that
@@ -154,7 +154,7 @@ func validatePatchChange(info *runtime.Info, old, tj *trainer.TrainJob) field.Er
 		return nil
 	}
 	path := field.NewPath("spec", "runtimePatches")
-	if !ptr.Deref(old.Spec.Suspend, false) && !ptr.Deref(tj.Spec.Suspend, false) {
+	if !trainjob.Suspended(old) && !trainjob.Suspended(tj) {
 		return field.ErrorList{field.Forbidden(path,
 			"RuntimePatches can only be modified when the TrainJob is suspended before or after the update")}
 	}

@@ -22,7 +22,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +32,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Watches re-enqueue suspended TrainJobs when a LimitRange of their namespace or a RuntimeClass
@@ -66,7 +66,7 @@ func suspendedTrainJobs(ctx context.Context, c client.Client, in client.ListOpti
 	var reqs []reconcile.Request
 	for i := range list.Items {
 		tj := &list.Items[i]
-		if !ptr.Deref(tj.Spec.Suspend, false) || (match != nil && !match(tj)) {
+		if !trainjob.Suspended(tj) || (match != nil && !match(tj)) {
 			continue
 		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(tj)})
