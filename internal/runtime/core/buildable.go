@@ -66,7 +66,7 @@ func validateBuildable(spec *trainer.TrainingRuntimeSpec) field.ErrorList {
 		}
 		for k, d := range rj.DependsOn {
 			if !earlier.Has(d.Name) {
-				errs = append(errs, field.NotFound(path.Child("dependsOn").Index(k).Child("name"), d.Name))
+				errs = append(errs, field.Invalid(path.Child("dependsOn").Index(k).Child("name"), d.Name, dependsOnRefusal(i, rj.Name, d.Name)))
 			}
 		}
 		earlier.Insert(rj.Name)
@@ -85,6 +85,24 @@ func validateBuildable(spec *trainer.TrainingRuntimeSpec) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// dependsOnRefusal says why the i-th replicated job, job, may not depend on target, which is not
+// listed before it, with the rule of JobSet's webhook that refuses it (its message quoted):
+// JobSet starts replicated jobs in list order. A job that waits for itself JobSet accepts, unless
+// it comes first, and then never creates its Jobs, waiting for a status they would have to
+// reach.
+func dependsOnRefusal(i int, job, target string) string {
+	detail := fmt.Sprintf("must name a replicated job listed before %q: ", job)
+	switch {
+	case i == 0:
+		return detail + `JobSet refuses the JobSet of every TrainJob of this runtime ("DependsOn can't be set for the first ReplicatedJob")`
+	case target == job:
+		return detail + "JobSet accepts a replicated job that waits for itself, and never creates its Jobs"
+	default:
+		return detail + fmt.Sprintf("JobSet refuses the JobSet of every TrainJob of this runtime (%q)",
+			fmt.Sprintf("replicatedJob: %s cannot depend on replicatedJob: %s", job, target))
+	}
 }
 
 func policyName(kind runtime.MLPolicyKind) string {

@@ -111,7 +111,20 @@ func TestValidateRuntime(t *testing.T) {
 				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.DatasetInitializer).DependsOn = []jobsetv1alpha2.DependsOn{{Name: "node", Status: jobsetv1alpha2.DependencyComplete}}
 				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.Node).DependsOn = []jobsetv1alpha2.DependsOn{{Name: "launcher", Status: jobsetv1alpha2.DependencyReady}}
 			})),
-			want: `[spec.template.spec.replicatedJobs[0].dependsOn[0].name: Not found: "node", spec.template.spec.replicatedJobs[2].dependsOn[0].name: Not found: "launcher"]`,
+			want: `[spec.template.spec.replicatedJobs[0].dependsOn[0].name: Invalid value: "node": ` +
+				`must name a replicated job listed before "dataset-initializer": JobSet refuses the JobSet of every TrainJob ` +
+				`of this runtime ("DependsOn can't be set for the first ReplicatedJob"), ` +
+				`spec.template.spec.replicatedJobs[2].dependsOn[0].name: Invalid value: "launcher": ` +
+				`must name a replicated job listed before "node": JobSet refuses the JobSet of every TrainJob ` +
+				`of this runtime ("replicatedJob: node cannot depend on replicatedJob: launcher")]`,
+		},
+		"dependsOn the job itself": {
+			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {
+				utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.Node).DependsOn = []jobsetv1alpha2.DependsOn{{Name: "node", Status: jobsetv1alpha2.DependencyReady}}
+			})),
+			want: `spec.template.spec.replicatedJobs[2].dependsOn[0].name: Invalid value: "node": ` +
+				`must name a replicated job listed before "node": JobSet accepts a replicated job that waits for itself, ` +
+				`and never creates its Jobs`,
 		},
 		"a framework policy without a trainer job": {
 			rt: ctr(spec(func(s *trainer.TrainingRuntimeSpec) {

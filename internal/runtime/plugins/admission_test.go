@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -39,6 +41,8 @@ func TestAdmissionOfWhatCanNeverRun(t *testing.T) {
 	withInitializers := utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()
 	trainerOnly := utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()
 	trainerOnly.Template.Spec.ReplicatedJobs = trainerOnly.Template.Spec.ReplicatedJobs[2:]
+	nonIndexed := *trainerOnly.DeepCopy()
+	nonIndexed.Template.Spec.ReplicatedJobs[0].Template.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
 	named := func(n int) string { return "j" + strings.Repeat("a", n-1) }
 	cases := map[string]struct {
 		spec         trainer.TrainingRuntimeSpec
@@ -50,11 +54,20 @@ func TestAdmissionOfWhatCanNeverRun(t *testing.T) {
 		"33 characters with initializer jobs": {spec: withInitializers, name: named(33), numNodes: 2},
 		"34 characters with initializer jobs": {spec: withInitializers, name: named(34), numNodes: 2,
 			wantErr: `metadata.name: Invalid value: "` + named(34) + `": must be no more than 33 characters with runtime "torch": ` +
-				`JobSet names the pods of replicated job "dataset-initializer" <name>-dataset-initializer-0-0-xxxxx, at most 63 characters`},
+				`JobSet names the pods of replicated job "dataset-initializer" <name>-dataset-initializer-0-0-xxxxx, ` +
+				`DNS labels (RFC 1035) of at most 63 characters, and refuses the JobSet of a longer name ` +
+				`("JobSet name is too long, pod names generated for this JobSet will exceed 63 characters")`},
 		"48 characters, two nodes": {spec: trainerOnly, name: named(48), numNodes: 2},
 		"48 characters, eleven nodes": {spec: trainerOnly, name: named(48), numNodes: 11,
 			wantErr: `metadata.name: Invalid value: "` + named(48) + `": must be no more than 47 characters with runtime "torch": ` +
-				`JobSet names the pods of replicated job "node" <name>-node-0-10-xxxxx, at most 63 characters`},
+				`JobSet names the pods of replicated job "node" <name>-node-0-10-xxxxx, ` +
+				`DNS labels (RFC 1035) of at most 63 characters, and refuses the JobSet of a longer name ` +
+				`("JobSet name is too long, pod names generated for this JobSet will exceed 63 characters")`},
+		"57 characters, Jobs not indexed": {spec: nonIndexed, name: named(57), numNodes: 2,
+			wantErr: `metadata.name: Invalid value: "` + named(57) + `": must be no more than 56 characters with runtime "torch": ` +
+				`JobSet names the Jobs of replicated job "node" <name>-node-0, ` +
+				`DNS labels (RFC 1035) of at most 63 characters, and refuses the JobSet of a longer name ` +
+				`("JobSet name is too long, job names generated for this JobSet will exceed 63 characters")`},
 		"no nodes": {spec: trainerOnly, name: "empty", numNodes: 0,
 			wantWarnings: admission.Warnings{`replicated job "node" runs no pods (numNodes is 0): the TrainJob will complete without training`}},
 	}

@@ -78,7 +78,8 @@ var _ = ginkgo.Describe("Admission of what can never run", func() {
 		ginkgo.Entry("dependsOn a job that does not exist", func(s *trainer.TrainingRuntimeSpec) {
 			utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.Node).DependsOn = append(utiltesting.Job(s.Template.Spec.ReplicatedJobs, utiltesting.Node).DependsOn,
 				jobsetDependsOn("launcher"))
-		}, "spec.template.spec.replicatedJobs[2].dependsOn[0].name: Not found: \"launcher\""),
+		}, `spec.template.spec.replicatedJobs[2].dependsOn[0].name: Invalid value: "launcher": must name a replicated job listed before "node": `+
+			`JobSet refuses the JobSet of every TrainJob of this runtime ("replicatedJob: node cannot depend on replicatedJob: launcher")`),
 		ginkgo.Entry("no trainer job for a framework policy", func(s *trainer.TrainingRuntimeSpec) {
 			s.Template.Spec.ReplicatedJobs = s.Template.Spec.ReplicatedJobs[:2]
 		}, "spec.template.spec.replicatedJobs: Required value: the torch policy needs a replicated job labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer"),

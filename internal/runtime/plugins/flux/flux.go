@@ -229,15 +229,16 @@ func renderEntrypoint(info *runtime.Info, tj *trainer.TrainJob, ps *runtime.PodS
 }
 
 // Validate refuses a runtime whose trainer job already has an init container named like the
-// installer.
-func (*Flux) Validate(info *runtime.Info, _, tj *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
+// installer, at Kubeflow Trainer's path (spec.trainer.initContainers, though the container is the
+// runtime's), with its value and message.
+func (*Flux) Validate(info *runtime.Info, _, _ *trainer.TrainJob) (admission.Warnings, field.ErrorList) {
 	ps := info.PodSetByAncestor(trainer.AncestorTrainer)
 	if ps == nil {
 		return nil, nil
 	}
 	for _, c := range ps.InitContainers {
 		if c.Name == Installer {
-			return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), tj.Spec.RuntimeRef.Name,
+			return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "initContainers"), c.Name,
 				fmt.Sprintf("InitContainer '%s' is reserved", Installer))}
 		}
 	}

@@ -194,7 +194,8 @@ func TestValidateReservedInstaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errs := (&Flux{}).Validate(info, nil, tj)
-	if diff := cmp.Diff(`spec.runtimeRef: Invalid value: "torch-distributed": InitContainer 'flux-installer' is reserved`, errs.ToAggregate().Error()); diff != "" {
+	// Kubeflow Trainer's path, value and message (its flux plugin's Validate).
+	if diff := cmp.Diff(`spec.trainer.initContainers: Invalid value: "flux-installer": InitContainer 'flux-installer' is reserved`, errs.ToAggregate().Error()); diff != "" {
 		t.Errorf("Validate() (-want,+got):\n%s", diff)
 	}
 }
