@@ -152,14 +152,32 @@ func yamlPrintable(r rune) bool {
 	}
 }
 
+// runtimeShape is the webhook's check that the runtime has a spec and a template, which its
+// typed form cannot tell (core.RuntimeShapeOf).
+func runtimeShape(d *Document) field.ErrorList {
+	raw, err := d.Object.MarshalJSON()
+	if err == nil {
+		var shape core.RuntimeShape
+		if shape, err = core.RuntimeShapeOf(raw); err == nil {
+			return core.ValidateRuntimeShape(shape)
+		}
+	}
+	return field.ErrorList{field.InternalError(nil, err)}
+}
+
 // Validate runs what admission would on the input as a create: the CRD schemas and CEL rules of
-// the TrainJob and its runtime, then the plugins' checks.
+// the TrainJob and its runtime, then the webhooks' and the plugins' checks.
 func Validate(ctx context.Context, rt *core.Runtime, in *Input) (admission.Warnings, field.ErrorList) {
 	var errs field.ErrorList
 	for _, d := range []*Document{in.RuntimeDocument, in.TrainJobDocument} {
 		errs = append(errs, in.Schemas.Validate(ctx, d.Object.GroupVersionKind(), d.Object.Object)...)
 	}
-	errs = append(errs, core.ValidateRuntime(in.Runtime, nil)...)
+	if shapeErrs := runtimeShape(in.RuntimeDocument); len(shapeErrs) > 0 {
+		errs = append(errs, shapeErrs...)
+	} else {
+		errs = append(errs, core.ValidateRuntime(in.Runtime, nil)...)
+	}
+	errs = append(errs, core.ValidateTrainJob(nil, in.TrainJob)...)
 	warnings, pluginErrs := rt.ValidateObjects(nil, in.TrainJob, in.Runtime, nil)
 	errs = append(errs, pluginErrs...)
 	warnings = append(core.TrainJobWarnings(in.Runtime), warnings...)

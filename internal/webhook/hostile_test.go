@@ -237,7 +237,7 @@ func TestWebhooksHostileRequests(t *testing.T) {
 		"an empty object": {
 			handler: srv.validateTrainJob, wantCode: http.StatusForbidden,
 			body:        trainJobReview("{}"),
-			wantMessage: `spec.runtimeRef: Not found: ": specified clusterTrainingRuntime must be created before the TrainJob is created"`,
+			wantMessage: `spec: Required value: a TrainJob needs a spec, with at least spec.runtimeRef`,
 		},
 		"no request": {
 			handler: srv.validateTrainJob, wantCode: http.StatusBadRequest,

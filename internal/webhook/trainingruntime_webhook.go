@@ -40,13 +40,13 @@ var (
 )
 
 // ValidateCreate validates a new runtime.
-func (RuntimeValidator[T]) ValidateCreate(_ context.Context, rt T) (admission.Warnings, error) {
-	return validateRuntime(rt, nil)
+func (RuntimeValidator[T]) ValidateCreate(ctx context.Context, rt T) (admission.Warnings, error) {
+	return validateRuntime(ctx, rt, nil)
 }
 
 // ValidateUpdate validates a changed runtime.
-func (RuntimeValidator[T]) ValidateUpdate(_ context.Context, old, rt T) (admission.Warnings, error) {
-	return validateRuntime(rt, old)
+func (RuntimeValidator[T]) ValidateUpdate(ctx context.Context, old, rt T) (admission.Warnings, error) {
+	return validateRuntime(ctx, rt, old)
 }
 
 // ValidateDelete allows every deletion: running TrainJobs keep their snapshot.
@@ -54,7 +54,18 @@ func (RuntimeValidator[T]) ValidateDelete(context.Context, T) (admission.Warning
 	return nil, nil
 }
 
-func validateRuntime(rt, old client.Object) (admission.Warnings, error) {
+func validateRuntime(ctx context.Context, rt, old client.Object) (admission.Warnings, error) {
+	// Whether spec and template are there at all only the request's JSON says; the typed runtime
+	// has an empty template either way.
+	if req, err := admission.RequestFromContext(ctx); err == nil && len(req.Object.Raw) > 0 {
+		shape, err := core.RuntimeShapeOf(req.Object.Raw)
+		if err != nil {
+			return nil, err
+		}
+		if errs := core.ValidateRuntimeShape(shape); len(errs) > 0 {
+			return nil, errs.ToAggregate()
+		}
+	}
 	var warnings admission.Warnings
 	if old == nil {
 		// Kubeflow Trainer warns when a deprecated runtime is created, not on every update.

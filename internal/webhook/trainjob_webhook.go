@@ -139,6 +139,11 @@ func (v *TrainJobValidator) validate(ctx context.Context, old, tj *trainer.Train
 		}
 		return nil, v.validateKnobChange(ctx, old, tj)
 	}
+	if errs := core.ValidateTrainJob(old, tj); len(errs) > 0 {
+		// Checks the schema would make were Gantry's CRD stricter than Kubeflow Trainer's: made
+		// before the runtime is read, as the apiserver refuses a schema error before any webhook.
+		return nil, errs.ToAggregate()
+	}
 	lookup := ref.SnapshotThenLive
 	if old == nil {
 		lookup = ref.LiveOnly

@@ -49,6 +49,8 @@ func difference(stage Stage, path, detail string) Difference {
 // Differences is docs/compatibility.md's "What Gantry refuses that Kubeflow Trainer v2.3
 // accepts", as matchers of Gantry's field errors.
 var Differences = []Difference{
+	difference(RuntimeStage, `spec`, `a runtime needs a spec`),
+	difference(RuntimeStage, `spec\.template`, `a runtime needs a template`),
 	difference(RuntimeStage, `spec\.template\.spec\.replicatedJobs`, `a runtime needs at least one replicated job`),
 	difference(RuntimeStage, `spec\.template\.spec\.replicatedJobs\[\d+\]\.(replicas|template\.spec\.(parallelism|completions))`, `must be greater than or equal to 0`),
 	difference(RuntimeStage, `spec\.template\.spec\.replicatedJobs\[\d+\]\.replicas`, `the product of replicas and parallelism must not exceed`),
@@ -67,6 +69,13 @@ var Differences = []Difference{
 	difference(TrainJobStage, `spec\.trainer\.numNodes`, `should be greater than or equal to 0|must be at most 100000`),
 	difference(TrainJobStage, `spec\.runtimePatches\[\d+\]\.trainingRuntimeSpec\.template\.spec\.replicatedJobs\[\d+\]\.name`,
 		`must not have replicated job that doesn't exist in the runtime job template`),
+	difference(TrainJobStage, `spec\.runtimePatches\[\d+\]\.trainingRuntimeSpec\.template\.spec\.replicatedJobs\[\d+\]\.template\.spec\.template\.spec\.(initContainers|containers)\[\d+\]\.name`,
+		`must not have (initContainer|container) that doesn't exist in the runtime job`),
+	// Kubeflow Trainer refuses a TrainJob without spec too, with "unsupported runtime: ." and no
+	// field; Gantry names spec.
+	difference(TrainJobStage, `spec`, `a TrainJob needs a spec`),
+	difference(TrainJobStage, `spec\.runtimePatches\[\d+\]\.trainingRuntimeSpec\.template\.spec\.replicatedJobs\[\d+\](\.template\.spec\.template\.spec\.(initContainers|containers)\[\d+\])?\.name`,
+		`must be no more than 63 characters`),
 }
 
 func deliberate(stage Stage, e *field.Error) bool {

@@ -186,6 +186,40 @@ var Mutators = []Mutator{
 		}
 		set(c.Runtime, policy, "spec", "mlPolicy")
 	}},
+	// What Kubeflow Trainer's schema admits and Gantry's webhook refuses: no spec, no template,
+	// and runtime patch names too long for a replicated job or a container.
+	{"spec removed", 3, func(c *Case, arg int) {
+		switch arg {
+		case 0:
+			set(c.TrainJob, nil, "spec")
+		case 1:
+			set(c.Runtime, nil, "spec")
+		default:
+			set(c.Runtime, nil, "spec", "template")
+		}
+	}},
+	{"runtime patch names", 7, func(c *Case, arg int) {
+		job, kind, container := "node", "", ""
+		switch arg {
+		case 0, 1, 2:
+			job = "j" + strings.Repeat("a", []int{62, 63, 253}[arg])
+		case 3, 4:
+			kind, container = []string{"containers", "initContainers"}[arg-3], "c"+strings.Repeat("a", 63)
+		case 5:
+			kind, container = "containers", "c"+strings.Repeat("a", 253)
+		default:
+			kind, container = "containers", "c"+strings.Repeat("a", 62)
+		}
+		rj := map[string]any{"name": job}
+		if kind != "" {
+			rj["template"] = map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				kind: []any{map[string]any{"name": container}},
+			}}}}
+		}
+		set(c.TrainJob, []any{map[string]any{"manager": "example.com/names", "trainingRuntimeSpec": map[string]any{
+			"template": map[string]any{"spec": map[string]any{"replicatedJobs": []any{rj}}},
+		}}}, "spec", "runtimePatches")
+	}},
 	{"gang", 4, func(c *Case, arg int) {
 		policy := map[string]any{}
 		if arg&1 != 0 {

@@ -71,10 +71,12 @@ type JobSetSpecPatch struct {
 
 // ReplicatedJobPatch patches one replicated job.
 type ReplicatedJobPatch struct {
-	// name of the replicated job; it must exist in the runtime.
+	// name of the replicated job; it must exist in the runtime. The schema allows 253 characters,
+	// as Kubeflow Trainer's does; the webhook refuses more than 63 (a replicated job's name is
+	// part of its Jobs' names, which JobSet requires to be DNS labels).
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
 	// template patches the Job template.
@@ -188,10 +190,12 @@ type PodSpecPatch struct {
 
 // ContainerPatch patches one container of the runtime's pod template.
 type ContainerPatch struct {
-	// name of the container; it must exist in the runtime's replicated job.
+	// name of the container; it must exist in the runtime's replicated job. The schema allows 253
+	// characters, as Kubeflow Trainer's does; the webhook refuses more than 63 (container names
+	// are DNS labels).
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
 	// env is merged by name into the container's environment. It is refused for the containers

@@ -36,8 +36,9 @@ type ClusterTrainingRuntime struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec of the ClusterTrainingRuntime.
-	// +required
+	// spec of the ClusterTrainingRuntime. Optional in the schema, as in Kubeflow Trainer's; the
+	// webhook refuses a runtime without one.
+	// +optional
 	Spec TrainingRuntimeSpec `json:"spec,omitzero"`
 }
 
@@ -66,8 +67,9 @@ type TrainingRuntime struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec of the TrainingRuntime.
-	// +required
+	// spec of the TrainingRuntime. Optional in the schema, as in Kubeflow Trainer's; the webhook
+	// refuses a runtime without one.
+	// +optional
 	Spec TrainingRuntimeSpec `json:"spec,omitzero"`
 }
 
@@ -96,8 +98,9 @@ type TrainingRuntimeSpec struct {
 	// +optional
 	PodGroupPolicy *PodGroupPolicy `json:"podGroupPolicy,omitempty"`
 
-	// template is the JobSet template of the runtime.
-	// +required
+	// template is the JobSet template of the runtime. Optional in the schema, as in Kubeflow
+	// Trainer's; the webhook refuses a runtime without one.
+	// +optional
 	Template JobSetTemplateSpec `json:"template,omitzero"`
 }
 
@@ -117,7 +120,10 @@ type JobSetTemplateSpec struct {
 // MLPolicy is the framework policy of a runtime: the default node count and at most one
 // framework source.
 //
-// +kubebuilder:validation:XValidation:rule="[has(self.torch), has(self.mpi), has(self.jax), has(self.xgboost), has(self.flux)].filter(x, x).size() <= 1",message="Only one of the policy can be configured"
+// The rule's text is Kubeflow Trainer's to the character (the missing space before has(self.flux)
+// included), so that the two CRDs compare equal.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.torch), has(self.mpi), has(self.jax), has(self.xgboost),has(self.flux)].filter(x, x).size() <= 1",message="Only one of the policy can be configured"
 type MLPolicy struct {
 	// numNodes is the default number of training nodes; a TrainJob may override it. Unset means 1.
 	// +optional

@@ -57,8 +57,9 @@ type TrainJob struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec of the TrainJob.
-	// +required
+	// spec of the TrainJob. Optional in the schema, as in Kubeflow Trainer's; the webhook refuses
+	// a TrainJob without one.
+	// +optional
 	Spec TrainJobSpec `json:"spec,omitzero"`
 
 	// status of the TrainJob, written by the controller.
@@ -68,13 +69,10 @@ type TrainJob struct {
 
 // TrainJobSpec is what the user asks for.
 //
-// The presence rules below close a gap of field-level `self == oldSelf` rules, which only fire
-// when both the old and the new object carry the field: without them, an immutable field could be
-// added or removed after creation.
-//
-// +kubebuilder:validation:XValidation:rule="has(self.initializer) == has(oldSelf.initializer)",message="field is immutable",fieldPath=".initializer"
-// +kubebuilder:validation:XValidation:rule="has(self.trainer) == has(oldSelf.trainer)",message="field is immutable",fieldPath=".trainer"
-// +kubebuilder:validation:XValidation:rule="has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds)",message="field is immutable",fieldPath=".activeDeadlineSeconds"
+// The field-level `self == oldSelf` rules only fire when both the old and the new object carry
+// the field; the webhook refuses adding or removing initializer, trainer and
+// activeDeadlineSeconds after creation (Kubeflow Trainer's schema, which Gantry's matches, lets
+// it through).
 type TrainJobSpec struct {
 	// runtimeRef is the reference to the training runtime.
 	// +required
@@ -308,37 +306,38 @@ type TrainJobBuildError struct {
 	Time metav1.Time `json:"time"`
 }
 
-// JobStatus counts the Jobs of one replicated job. The controller always writes all six fields:
-// the Python SDK rejects an entry that lacks one.
+// JobStatus counts the Jobs of one replicated job. All six fields are required, as in Kubeflow
+// Trainer's schema: the Python SDK rejects an entry that lacks one, and the controller always
+// writes them all.
 type JobStatus struct {
 	// name of the replicated job.
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
 	// ready is the number of Jobs with at least the expected number of ready pods.
-	// +optional
+	// +required
 	// +kubebuilder:validation:Minimum=0
 	Ready *int32 `json:"ready,omitempty"`
 
 	// succeeded is the number of Jobs that completed successfully.
-	// +optional
+	// +required
 	// +kubebuilder:validation:Minimum=0
 	Succeeded *int32 `json:"succeeded,omitempty"`
 
 	// failed is the number of failed Jobs.
-	// +optional
+	// +required
 	// +kubebuilder:validation:Minimum=0
 	Failed *int32 `json:"failed,omitempty"`
 
 	// active is the number of Jobs with at least one active pod.
-	// +optional
+	// +required
 	// +kubebuilder:validation:Minimum=0
 	Active *int32 `json:"active,omitempty"`
 
 	// suspended is the number of suspended Jobs.
-	// +optional
+	// +required
 	// +kubebuilder:validation:Minimum=0
 	Suspended *int32 `json:"suspended,omitempty"`
 }

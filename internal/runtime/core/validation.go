@@ -49,8 +49,10 @@ var requiredContainer = map[string]string{
 //   - Gantry's: what no TrainJob could ever build or run (negative or overflowing counts, a
 //     dependsOn naming no earlier job, a framework policy with no trainer step, two gang
 //     schedulers), checked on every write. Kubeflow Trainer accepts these runtimes and fails
-//     every TrainJob using them; README's Compatibility promise lists them. Also Gantry's knobs
+//     every TrainJob using them; docs/compatibility.md lists them. Also Gantry's knobs
 //     (annotations; internal/knobs) and no JobSet TTL in the template (validateJobSetTTL).
+//
+// A runtime without spec or template is refused before, by ValidateRuntimeShape.
 func ValidateRuntime(rt, old client.Object) field.ErrorList {
 	spec, err := ref.RuntimeSpec(rt)
 	if err != nil {

@@ -116,11 +116,16 @@ var _ = ginkgo.Describe("Runtime schema", func() {
 			"spec.template.spec", "StartupPolicy and DependsOn APIs are mutually exclusive"),
 	)
 
-	ginkgo.It("requires a template", func() {
-		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "no-template").Spec(trainer.TrainingRuntimeSpec{
+	// Kubeflow Trainer's schema, which Gantry's is, admits both; Gantry's webhook refuses them
+	// (test/integration/webhook's "Checks beyond Kubeflow Trainer's schema").
+	ginkgo.It("admits a runtime without template, or without spec, as Kubeflow Trainer's schema does", func() {
+		noTemplate := utiltesting.MakeTrainingRuntimeWrapper(ns, "no-template").Spec(trainer.TrainingRuntimeSpec{
 			MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To[int32](1)},
 		}).Obj()
-		gomega.Expect(k8sClient.Create(ctx, rt)).To(util.BeInvalidError("spec.template", "Required value"))
+		gomega.Expect(k8sClient.Create(ctx, noTemplate)).To(gomega.Succeed())
+		noSpec := utiltesting.MakeClusterTrainingRuntimeWrapper("no-spec-" + ns).Spec(trainer.TrainingRuntimeSpec{}).Obj()
+		gomega.Expect(k8sClient.Create(ctx, noSpec)).To(gomega.Succeed())
+		ginkgo.DeferCleanup(func() { gomega.Expect(k8sClient.Delete(ctx, noSpec)).To(gomega.Succeed()) })
 	})
 
 	ginkgo.It("inherits JobSet's immutability of the failure policy", func() {
