@@ -64,9 +64,9 @@ type column struct {
 }
 
 // TestNamesAndPrinterColumns pins what `kubectl get` shows and the short names it accepts.
-// Kubeflow Trainer v2.3 has no short names and only State and Age columns; neither is part of
-// the wire schema (the SDK and Kueue never read them), so the differential tests, which compare
-// admission, are not concerned.
+// Kubeflow Trainer v2.3 has no short names and only State and Age columns, and kubeflow/trainer#3963
+// adds Suspended (spec.suspend) beside State; neither is part of the wire schema (the SDK and
+// Kueue never read them), so the differential tests, which compare admission, are not concerned.
 func TestNamesAndPrinterColumns(t *testing.T) {
 	node := `.status.jobsStatus[?(@.name=="node")]`
 	holds := `.status.conditions[?(@.status=="True")]`
@@ -79,6 +79,7 @@ func TestNamesAndPrinterColumns(t *testing.T) {
 		shortNames: []string{"tj"},
 		columns: []column{
 			{Name: "State", Type: "string", JSONPath: holds + ".type"},
+			{Name: "Suspended", Type: "boolean", JSONPath: ".spec.suspend"},
 			{Name: "Runtime", Type: "string", JSONPath: ".spec.runtimeRef.name"},
 			{Name: "Nodes", Type: "integer", JSONPath: ".spec.trainer.numNodes"},
 			{Name: "Active", Type: "integer", JSONPath: node + ".active"},
@@ -217,20 +218,26 @@ func TestTrainJobColumnValues(t *testing.T) {
 		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message,
 			LastTransitionTime: metav1.Now()}
 	}
+	// The schema defaults suspend to false, so every stored TrainJob has it.
 	job := func(name string, numNodes *int32, status trainer.TrainJobStatus) *trainer.TrainJob {
+		suspended := false
+		for _, c := range status.Conditions {
+			suspended = suspended || c.Type == trainer.TrainJobSuspended && c.Status == metav1.ConditionTrue
+		}
 		return &trainer.TrainJob{
 			TypeMeta:   metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", CreationTimestamp: metav1.Now()},
 			Spec: trainer.TrainJobSpec{
 				RuntimeRef: trainer.RuntimeRef{Name: "torch-distributed"},
 				Trainer:    &trainer.Trainer{NumNodes: numNodes},
+				Suspend:    ptr.To(suspended),
 			},
 			Status: status,
 		}
 	}
 	failedMessage := "jobset failed due to one or more job failures (first failed job: mnist-ddp-node-0)"
 
-	headers := []string{"Name", "State", "Runtime", "Nodes", "Active", "Ready", "Failed", "Progress", "ETA", "Age", "Message"}
+	headers := []string{"Name", "State", "Suspended", "Runtime", "Nodes", "Active", "Ready", "Failed", "Progress", "ETA", "Age", "Message"}
 	for _, tc := range []struct {
 		name string
 		job  *trainer.TrainJob
@@ -238,7 +245,7 @@ func TestTrainJobColumnValues(t *testing.T) {
 	}{{
 		name: "created, no status yet",
 		job:  job("created", nil, trainer.TrainJobStatus{}),
-		want: []string{"created", "", "torch-distributed", "", "", "", "", "", "", ""},
+		want: []string{"created", "", "false", "torch-distributed", "", "", "", "", "", "", ""},
 	}, {
 		name: "running after a resume, with an initializer before the nodes and progress reported",
 		job: job("running", ptr.To[int32](2), trainer.TrainJobStatus{
@@ -251,7 +258,7 @@ func TestTrainJobColumnValues(t *testing.T) {
 			TrainerStatus: &trainer.TrainJobTrainerStatus{ProgressPercentage: ptr.To[int32](42),
 				EstimatedRemainingSeconds: ptr.To[int32](795), LastUpdatedTime: metav1.Now()},
 		}),
-		want: []string{"running", "", "torch-distributed", "2", "2", "2", "0", "42", "795", ""},
+		want: []string{"running", "", "false", "torch-distributed", "2", "2", "2", "0", "42", "795", ""},
 	}, {
 		name: "suspended",
 		job: job("queued", ptr.To[int32](2), trainer.TrainJobStatus{
@@ -259,7 +266,7 @@ func TestTrainJobColumnValues(t *testing.T) {
 				trainer.TrainJobSuspendedReason, trainer.TrainJobSuspendedMessage)},
 			JobsStatus: []trainer.JobStatus{counts("node", 0, 0, 0, 0, 1)},
 		}),
-		want: []string{"queued", "Suspended", "torch-distributed", "2", "0", "0", "0", "", "", trainer.TrainJobSuspendedMessage},
+		want: []string{"queued", "Suspended", "true", "torch-distributed", "2", "0", "0", "0", "", "", trainer.TrainJobSuspendedMessage},
 	}, {
 		name: "failed, after a resume",
 		job: job("broken", ptr.To[int32](2), trainer.TrainJobStatus{
@@ -269,7 +276,7 @@ func TestTrainJobColumnValues(t *testing.T) {
 			},
 			JobsStatus: []trainer.JobStatus{counts("node", 0, 0, 0, 1, 0)},
 		}),
-		want: []string{"broken", "Failed", "torch-distributed", "2", "0", "0", "1", "", "", failedMessage},
+		want: []string{"broken", "Failed", "false", "torch-distributed", "2", "0", "0", "1", "", "", failedMessage},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Through JSON, as the apiserver holds the object: numbers become int64.

@@ -24,8 +24,10 @@ import (
 // TrainJob is one training run: it points at a TrainingRuntime or ClusterTrainingRuntime and
 // fills in what differs per job (image, command, nodes, resources, data and model locations).
 //
-// The State column lists only conditions that are true: Kubeflow Trainer shows the last
-// condition's type, so a resumed, running job reads "Suspended". State is empty while a job is
+// The State column lists only conditions that are true: Kubeflow Trainer v2.3 shows the last
+// condition's type, so a resumed, running job reads "Suspended" (kubeflow/trainer#3963 fixes it
+// the same way). Suspended, from #3963 too, is spec.suspend: whether the job is asked to be
+// suspended, which Kueue sets until it admits the job. State is empty while a job is
 // created, pending or running; Active, Ready and Failed tell those apart. They come from
 // status.jobsStatus of the replicated job "node", the training nodes (with MPI, the launcher's
 // workers), and count Jobs, not pods: a torch "node" is one Job of numNodes pods. Progress
@@ -39,6 +41,7 @@ import (
 // +kubebuilder:storageversion
 // +kubebuilder:resource:shortName=tj
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[?(@.status=="True")].type`,description="The condition that holds (the first, if several): Suspended, Complete or Failed; empty while created, pending or running"
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,description="Whether the TrainJob is asked to be suspended (spec.suspend), as in Kubeflow Trainer (kubeflow/trainer#3963)"
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`,description="The runtime the TrainJob references"
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.spec.trainer.numNodes`,description="Nodes the TrainJob asks for; empty when it takes the runtime's"
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.jobsStatus[?(@.name=="node")].active`,description="Jobs of replicated job node (the training nodes) with at least one active pod"

@@ -111,7 +111,7 @@ func readObjects(path string) []*unstructured.Unstructured {
 }
 
 var _ = ginkgo.Describe("kubectl get trainjobs", func() {
-	ginkgo.It("shows a resumed, running job without a State, its node Jobs, and a suspended one as Suspended", func() {
+	ginkgo.It("shows a resumed, running job without a State, its node Jobs, and a suspended one as Suspended, in State and in Suspended", func() {
 		ns := newNamespace()
 		running := utiltesting.MakeTrainJobWrapper(ns, "running").Trainer(utiltesting.MakeTrainerWrapper().NumNodes(4).Obj()).Obj()
 		paused := utiltesting.MakeTrainJobWrapper(ns, "paused").Suspend(true).Obj()
@@ -135,13 +135,13 @@ var _ = ginkgo.Describe("kubectl get trainjobs", func() {
 		gomega.Expect(k8sClient.Status().Update(ctx, running)).To(gomega.Succeed())
 		table, err := fwk.Kubectl("get", "tj", "-n", ns)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE\n`))
-		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+torch-distributed\s+\d+s$`))
-		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^running\s+torch-distributed\s+4\s+1\s+1\s+0\s+42\s+795\s+\d+s$`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+SUSPENDED\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE\n`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+true\s+torch-distributed\s+\d+s$`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^running\s+false\s+torch-distributed\s+4\s+1\s+1\s+0\s+42\s+795\s+\d+s$`))
 		wide, err := fwk.Kubectl("get", "trainjobs", "-n", ns, "-o", "wide")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(wide).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE\s+MESSAGE\n`))
-		gomega.Expect(wide).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+torch-distributed\s+\d+s\s+` + trainer.TrainJobSuspendedMessage + `$`))
+		gomega.Expect(wide).To(gomega.MatchRegexp(`NAME\s+STATE\s+SUSPENDED\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE\s+MESSAGE\n`))
+		gomega.Expect(wide).To(gomega.MatchRegexp(`(?m)^paused\s+Suspended\s+true\s+torch-distributed\s+\d+s\s+` + trainer.TrainJobSuspendedMessage + `$`))
 	})
 
 	ginkgo.It("knows the short names tj, tr, trt and ctr", func() {
