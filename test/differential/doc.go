@@ -16,7 +16,10 @@ limitations under the License.
 
 // Package differential runs Gantry's admission and Kubeflow Trainer v2.3.0's (the
 // github.com/kubeflow/trainer/v2 module, imported here only) on the same runtimes and TrainJobs,
-// and reports where their decisions differ beyond the deliberate differences.
+// and reports where their decisions differ beyond the deliberate differences. It also holds
+// Gantry's CRDs to the reference's (crd_schema_test.go) and to what an apiserver serves
+// (served_test.go), renders both builds of the reference's own fixtures (render_test.go), and
+// sends the reference's JobSets to JobSet's webhooks (jobset_test.go).
 //
 // It is a module of its own so that the reference implementation and the dependency versions
 // it brings never reach Gantry's go.mod.

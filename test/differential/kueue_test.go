@@ -46,9 +46,12 @@ import (
 // them, and test/integration/webhook holds Gantry to the same table.
 var refClient client.Client
 
-func TestKueuePatches(t *testing.T) {
+// TestOnAPIServers runs the specs that need an apiserver: Kueue's writes against Kubeflow
+// Trainer v2.3.0 (this file), Gantry's served CRDs and JobSet's answer to the reference's
+// JobSets (served_test.go, jobset_test.go).
+func TestOnAPIServers(t *testing.T) {
 	gomega.RegisterFailHandler(ginkgo.Fail)
-	ginkgo.RunSpecs(t, "Kueue's writes against Kubeflow Trainer v2.3.0")
+	ginkgo.RunSpecs(t, "Kubeflow Trainer v2.3.0, Gantry's CRDs and JobSet on apiservers")
 }
 
 var _ = ginkgo.BeforeSuite(func() {
@@ -102,6 +105,7 @@ var _ = ginkgo.BeforeSuite(func() {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	checker := mgr.GetWebhookServer().StartedChecker()
 	gomega.Eventually(func() error { return checker(nil) }).Should(gomega.Succeed())
+	startServed()
 })
 
 var _ = ginkgo.Describe("Kueue's runtime patch writes, answered by Kubeflow Trainer v2.3.0", func() {

@@ -123,25 +123,61 @@ func (r *Reference) AdmitTrainJob(ctx context.Context, rtObj, tjObj map[string]a
 	if errs := schemaErrors(ctx, r.schemas, tjObj); len(errs) > 0 {
 		return errs, nil
 	}
+	tj, run, err := r.load(rtObj, tjObj)
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		key := refruntime.RuntimeRefToRuntimeRegistryKey(tj.Spec.RuntimeRef)
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), key, "unsupported runtime")}, nil
+	}
+	_, errs = run.ValidateObjects(ctx, nil, tj)
+	return errs, nil
+}
+
+// Objects are the objects the reference's controller applies for tjObj (an admitted TrainJob, its
+// schema defaults applied, its uid set as the apiserver sets it) over rtObj: its runtime's
+// NewObjects, as its reconciler calls them, as JSON objects.
+func (r *Reference) Objects(ctx context.Context, rtObj, tjObj map[string]any) (objs []map[string]any, err error) {
+	defer recoverInto(&err)
+	tj, run, err := r.load(rtObj, tjObj)
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		return nil, fmt.Errorf("unsupported runtime %v", tj.Spec.RuntimeRef)
+	}
+	acs, err := run.NewObjects(ctx, tj)
+	if err != nil {
+		return nil, err
+	}
+	for _, ac := range acs {
+		obj := map[string]any{}
+		if err := convert(ac, &obj); err != nil {
+			return nil, err
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+// load decodes a case's TrainJob and runtime into the reference's types, puts the runtime where
+// the reference's runtimes read it, and returns the runtime the TrainJob names (nil when the
+// reference has none of that kind).
+func (r *Reference) load(rtObj, tjObj map[string]any) (*reftrainer.TrainJob, refruntime.Runtime, error) {
 	tj := &reftrainer.TrainJob{}
 	if err := convert(tjObj, tj); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rt client.Object = &reftrainer.ClusterTrainingRuntime{}
 	if rtObj["kind"] == reftrainer.TrainingRuntimeKind {
 		rt = &reftrainer.TrainingRuntime{}
 	}
 	if err := convert(rtObj, rt); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.client.Client = fake.NewClientBuilder().WithScheme(r.scheme).WithObjects(rt).Build()
-	key := refruntime.RuntimeRefToRuntimeRegistryKey(tj.Spec.RuntimeRef)
-	run, ok := r.runtimes[key]
-	if !ok {
-		return field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), key, "unsupported runtime")}, nil
-	}
-	_, errs = run.ValidateObjects(ctx, nil, tj)
-	return errs, nil
+	return tj, r.runtimes[refruntime.RuntimeRefToRuntimeRegistryKey(tj.Spec.RuntimeRef)], nil
 }
 
 // loadCRDs reads the CRDs of dir alone (its neighbours hold other manifests).
@@ -189,7 +225,7 @@ func fieldErrors(err error) field.ErrorList {
 	return out
 }
 
-func convert(obj map[string]any, into any) error {
+func convert(obj any, into any) error {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return err
