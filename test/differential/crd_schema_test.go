@@ -311,7 +311,7 @@ func (c *comparison) compare(path string, want, got any) {
 // at is the schema of a field path ("spec.trainer.numNodes").
 func at(schema map[string]any, path string) map[string]any {
 	cur := schema
-	for _, f := range strings.Split(path, ".") {
+	for f := range strings.SplitSeq(path, ".") {
 		props, _ := cur["properties"].(map[string]any)
 		next, _ := props[f].(map[string]any)
 		if next == nil {
