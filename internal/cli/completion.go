@@ -25,6 +25,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // Completions list on demand (no cache): a name typed a second later must be there.
@@ -111,8 +112,8 @@ func (o *Options) completeSteps(cmd *cobra.Command, args []string, prefix string
 }
 
 func completeStates(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	names := make([]string, len(jobview.States))
-	for i, s := range jobview.States {
+	names := make([]string, len(trainjob.States))
+	for i, s := range trainjob.States {
 		names[i] = string(s)
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp

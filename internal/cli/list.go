@@ -31,6 +31,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 type listOptions struct {
@@ -80,7 +81,7 @@ func (lo *listOptions) listOpts() (jobview.ListOptions, error) {
 		}
 	}
 	for _, s := range lo.states {
-		st, err := jobview.ParseState(s)
+		st, err := trainjob.ParseState(s)
 		if err != nil {
 			return opts, withCode(ExitUsage, fmt.Errorf("--state: %w", err))
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 type logsOptions struct {
@@ -111,7 +112,7 @@ func (o *Options) follow(ctx context.Context, ns, name string, opts jobview.LogO
 	tj, err := (&jobview.Follower{Source: src, Out: o.Streams.Out, Opts: opts}).Run(ctx)
 	if opts.Follow && tj != nil {
 		// Following ends with the job's result, even when the step never got to run.
-		if d := jobview.DeriveState(tj, nil); d.State == jobview.StateFailed {
+		if d := trainjob.DeriveState(tj, nil, nil); d.State == trainjob.StateFailed {
 			if err != nil {
 				_, _ = fmt.Fprintf(o.Streams.ErrOut, "warning: %v\n", err)
 			}

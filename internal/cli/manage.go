@@ -32,6 +32,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // gonePoll is how often delete --wait looks for what is left; deletion has no single object to
@@ -147,15 +148,15 @@ func (o *Options) setSuspend(ctx context.Context, name string, suspend bool) err
 		return notFoundJob(err, ns, name)
 	}
 	done := map[bool]string{true: "suspended", false: "resumed"}[suspend]
-	if q, ok := tj.Labels[jobview.QueueLabel]; ok {
+	if q, ok := tj.Labels[trainjob.QueueLabel]; ok {
 		kueueVerb := map[bool]string{true: "stop", false: "resume"}[suspend]
-		how := fmt.Sprintf("`kubectl kueue %s workload` on its Workload (kubectl get workloads -n %s -l %s=%s)", kueueVerb, ns, jobview.JobUIDLabel, tj.UID)
+		how := fmt.Sprintf("`kubectl kueue %s workload` on its Workload (kubectl get workloads -n %s -l %s=%s)", kueueVerb, ns, trainjob.WorkloadJobUIDLabel, tj.UID)
 		if s := r.Summarize(ctx, tj); s.Workload != nil {
 			how = fmt.Sprintf("`kubectl kueue %s workload %s -n %s`", kueueVerb, s.Workload.Name, ns)
 		}
 		return usageErrorf("TrainJob %s is managed by Kueue (queue %q), which decides when it runs: use %s instead", name, q, how)
 	}
-	if d := jobview.DeriveState(tj, nil); d.State.Terminal() {
+	if d := trainjob.DeriveState(tj, nil, nil); d.State.Terminal() {
 		return usageErrorf("TrainJob %s is %s: a finished job cannot be %s", name, d.State, done)
 	}
 	patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, suspend)

@@ -31,7 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 // outputFlags are -o and the template flags of kubectl, plus --no-headers for tables.
@@ -132,19 +132,19 @@ func (o *Options) stateHeader() string {
 }
 
 // stateText is a state as printed, coloured on a terminal.
-func (o *Options) stateText(s jobview.State) string {
+func (o *Options) stateText(s trainjob.State) string {
 	if !o.Color {
 		return string(s)
 	}
 	code := "39" // the terminal's own colour
 	switch s {
-	case jobview.StateComplete:
+	case trainjob.StateComplete:
 		code = "32" // green
-	case jobview.StateFailed:
+	case trainjob.StateFailed:
 		code = "31" // red
-	case jobview.StateRunning:
+	case trainjob.StateRunning:
 		code = "36" // cyan
-	case jobview.StateQueued, jobview.StateRestarting, jobview.StateSuspended:
+	case trainjob.StateQueued, trainjob.StateRestarting, trainjob.StateSuspended:
 		code = "33" // yellow
 	}
 	return colored(code, string(s))

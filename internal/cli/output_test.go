@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -44,7 +45,7 @@ func TestColouredTableAligns(t *testing.T) {
 		var out bytes.Buffer
 		w := tableWriter(&out)
 		row(w, "NAME", o.stateHeader(), "AGE")
-		for _, s := range []jobview.State{jobview.StateRunning, jobview.StateCreated, jobview.StateRestarting} {
+		for _, s := range []trainjob.State{trainjob.StateRunning, trainjob.StateCreated, trainjob.StateRestarting} {
 			row(w, "job", o.stateText(s), "5m")
 		}
 		if err := w.Flush(); err != nil {

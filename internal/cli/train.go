@@ -41,6 +41,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 type trainOptions struct {
@@ -174,7 +175,7 @@ func (t *trainOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	switch {
 	case t.wait:
-		_, err := t.waitFor(ctx, ns, tj.GetName(), t.timeout, "Complete", target{state: jobview.StateComplete}.reached)
+		_, err := t.waitFor(ctx, ns, tj.GetName(), t.timeout, "Complete", target{state: trainjob.StateComplete}.reached)
 		return err
 	case t.follow:
 		if t.timeout > 0 {
@@ -264,7 +265,7 @@ func (t *trainOptions) trainJob(ctx context.Context, cmd *cobra.Command, ns stri
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[jobview.QueueLabel] = t.queue
+		labels[trainjob.QueueLabel] = t.queue
 		tj.SetLabels(labels)
 	}
 	return tj, extra, nil

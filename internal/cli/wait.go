@@ -33,6 +33,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 type waitOptions struct {
@@ -71,7 +72,7 @@ or it was deleted.`,
 
 // target is what a wait ends on.
 type target struct {
-	state     jobview.State
+	state     trainjob.State
 	condition string
 }
 
@@ -82,7 +83,7 @@ func parseTarget(s string) (target, error) {
 		}
 		return target{condition: c}, nil
 	}
-	st, err := jobview.ParseState(s)
+	st, err := trainjob.ParseState(s)
 	if err != nil {
 		return target{}, withCode(ExitUsage, fmt.Errorf("--for: %w (or condition=TYPE)", err))
 	}
@@ -102,11 +103,11 @@ func (t target) reached(tj *trainer.TrainJob, s *jobview.Summary) (bool, error) 
 		if c := meta.FindStatusCondition(tj.Status.Conditions, t.condition); c != nil && c.Status == metav1.ConditionTrue {
 			return true, nil
 		}
-	} else if s.State == t.state || (t.state == jobview.StateRunning && s.State == jobview.StateComplete) {
+	} else if s.State == t.state || (t.state == trainjob.StateRunning && s.State == trainjob.StateComplete) {
 		return true, nil
 	}
 	switch {
-	case s.State == jobview.StateFailed:
+	case s.State == trainjob.StateFailed:
 		return false, withCode(ExitJobFailed, fmt.Errorf("TrainJob %s failed: %s", tj.Name, s.Message))
 	case s.State.Terminal():
 		// Complete while waiting for Suspended is no failed training: not 1.
