@@ -176,7 +176,7 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = srv.Shutdown(shutdown)
 	}()
 	log.Info("Serving TrainJob status updates", "address", addr)
-	err = srv.Serve(tls.NewListener(newCapListener(ln, maxConns, maxConnsPerAddr, maxLocalConns), cfg))
+	err = srv.Serve(tls.NewListener(listen(ln), cfg))
 	if errors.Is(err, http.ErrServerClosed) {
 		<-done
 		return nil

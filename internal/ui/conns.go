@@ -20,9 +20,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
-	"sync"
 	"time"
+
+	"github.com/gantry-ml/gantry/internal/util/connlimit"
 )
 
 // connLimits are the HTTP server's timeouts and connection caps; tests shorten them.
@@ -58,81 +58,10 @@ func (l connLimits) server(h http.Handler) *http.Server {
 	}
 }
 
-// listen caps ln's connections: in all and per client address.
+// listen caps ln's connections: in all and per client address (connlimit). The loopback address
+// has no slots of its own: in kubeconfig mode every client is on it.
 func (l connLimits) listen(ln net.Listener) net.Listener {
-	return &capListener{Listener: ln, max: l.maxConns, perAddr: l.perAddr, byAddr: map[netip.Addr]int{}}
-}
-
-// capListener hands out connections within the caps and closes any beyond them at once, with a
-// reset: queueing them would leave browsers hanging for as long as the slots stay taken, and a
-// closed connection is a fast failure.
-type capListener struct {
-	net.Listener
-	max, perAddr int
-
-	mu     sync.Mutex
-	open   int
-	byAddr map[netip.Addr]int
-}
-
-// Accept returns the next connection within the caps.
-func (l *capListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		addr := remoteAddr(c)
-		if !l.take(addr) {
-			if tc, ok := c.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0)
-			}
-			_ = c.Close()
-			continue
-		}
-		return &slotConn{Conn: c, release: func() { l.give(addr) }}, nil
-	}
-}
-
-func (l *capListener) take(addr netip.Addr) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.open >= l.max || l.byAddr[addr] >= l.perAddr {
-		return false
-	}
-	l.open++
-	l.byAddr[addr]++
-	return true
-}
-
-func (l *capListener) give(addr netip.Addr) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.open--
-	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
-		delete(l.byAddr, addr)
-	}
-}
-
-// remoteAddr is the client's IP (IPv4 unmapped), or the zero Addr when the connection has none.
-func remoteAddr(c net.Conn) netip.Addr {
-	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
-	if err != nil {
-		return netip.Addr{}
-	}
-	return ap.Addr().Unmap()
-}
-
-// slotConn gives its slot back when it is first closed.
-type slotConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *slotConn) Close() error {
-	c.once.Do(c.release)
-	return c.Conn.Close()
+	return connlimit.Listen(ln, connlimit.Caps{Max: l.maxConns, PerAddr: l.perAddr})
 }
 
 // closeRefused closes the connection after any refused request (401, 403, 429, ...): a client
