@@ -35,15 +35,27 @@ import (
 // command's help between two headings.
 var outputMarker = regexp.MustCompile("(?m)^<!-- output: (.+?) -->\n```\n((?s:.*?))```\n")
 
-// TestDocsShowRealOutput keeps docs/cli.md and README.md true: every block marked as an output
-// must be what the command prints (goldens are checked against the commands by the suite).
+// TestDocsShowRealOutput keeps the README and every page under docs/ true: every block marked
+// as an output must be what the command prints (goldens are checked against the commands by the
+// suite).
 func TestDocsShowRealOutput(t *testing.T) {
 	t.Cleanup(func() {
 		if built.path != "" {
 			_ = os.RemoveAll(filepath.Dir(built.path))
 		}
 	})
-	for _, doc := range []string{"docs/cli.md", "README.md"} {
+	docs := []string{"README.md"}
+	err := filepath.WalkDir(filepath.Join(util.RepoRoot(), "docs"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			rel, _ := filepath.Rel(util.RepoRoot(), path)
+			docs = append(docs, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range docs {
 		data, err := os.ReadFile(filepath.Join(util.RepoRoot(), doc))
 		if err != nil {
 			t.Fatal(err)
