@@ -32,15 +32,21 @@ import (
 
 type completeFunc = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
 
+// completionReader is what every completion reads with: the namespace and a reader.
+func (o *Options) completionReader() (string, *jobview.Reader, error) {
+	ns, err := o.Namespace()
+	if err != nil {
+		return "", nil, err
+	}
+	r, err := o.Reader()
+	return ns, r, err
+}
+
 func (o *Options) completeJobs(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	ns, err := o.Namespace()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	r, err := o.Reader()
+	ns, r, err := o.completionReader()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
@@ -58,11 +64,7 @@ func (o *Options) completeJobs(cmd *cobra.Command, args []string, prefix string)
 }
 
 func (o *Options) completeRuntimes(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	ns, err := o.Namespace()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	r, err := o.Reader()
+	ns, r, err := o.completionReader()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
@@ -86,11 +88,7 @@ func (o *Options) completeSteps(cmd *cobra.Command, args []string, prefix string
 	if len(args) == 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	ns, err := o.Namespace()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	r, err := o.Reader()
+	ns, r, err := o.completionReader()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
