@@ -110,8 +110,8 @@ var _ = ginkgo.Describe("A training pod using the SDK's protocol", func() {
 		gomega.Expect(st.LastUpdatedTime.Time).To(gomega.BeTemporally("~", time.Now(), time.Minute))
 		table, err := env.Kubectl("get", "trainjobs", "-n", ns)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE`))
-		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^sdk\s+torch\s+42\s+120\s+\d+s$`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`NAME\s+STATE\s+SUSPENDED\s+RUNTIME\s+NODES\s+ACTIVE\s+READY\s+FAILED\s+PROGRESS\s+ETA\s+AGE`))
+		gomega.Expect(table).To(gomega.MatchRegexp(`(?m)^sdk\s+false\s+torch\s+42\s+120\s+\d+s$`))
 
 		ginkgo.By("a token file of another TrainJob")
 		other := newTrainJob(ns, "other")

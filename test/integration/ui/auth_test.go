@@ -144,7 +144,7 @@ var _ = ginkgo.Describe("sign-in modes", func() {
 
 	// The attack of issue 34: a client that reaches the pod directly names itself system:masters.
 	ginkgo.It("header mode: an unverified client naming system:masters cannot list another namespace's TrainJobs", func() {
-		gomega.Expect(k8sClient.Create(ctx, trainJob(b, "secret-plans", "ui-torch"))).To(gomega.Succeed())
+		gomega.Expect(k8sClient.Create(ctx, trainJob(b, "secret-plans", "auth-torch"))).To(gomega.Succeed())
 		cs, err := kubernetes.NewForConfig(fwk.Config)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		srv.Access = ui.NewAccess(cs, "kubeflow-userid", "kubeflow-groups")
