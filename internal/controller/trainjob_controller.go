@@ -105,7 +105,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	ctx = ctrl.LoggerInto(ctx, log)
 	if !trainjob.ManagedByGantry(tj) {
 		log.V(5).Info("Skipping TrainJob managed by another controller", "managedBy", *tj.Spec.ManagedBy)
-		return ctrl.Result{}, nil
+		return r.reconcileDispatched(ctx, tj)
 	}
 	if !tj.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.releaseJobSet(ctx, tj)

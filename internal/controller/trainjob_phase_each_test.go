@@ -42,6 +42,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/runtime/framework"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins"
 	"github.com/gantry-ml/gantry/internal/scheme"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
 )
 
@@ -473,14 +474,16 @@ func TestCleanUp(t *testing.T) {
 		return c.Delete(ctx, obj, opts...)
 	}}
 	cases := map[string]struct {
-		running    bool
-		ttl        string
-		clean      knobs.CleanPods
-		after      time.Duration
-		funcs      interceptor.Funcs
-		want       outcome
-		wantTJ     bool
-		wantJobSet bool
+		running bool
+		ttl     string
+		clean   knobs.CleanPods
+		// multiKueueCopy is a worker's copy of a TrainJob MultiKueue dispatched.
+		multiKueueCopy bool
+		after          time.Duration
+		funcs          interceptor.Funcs
+		want           outcome
+		wantTJ         bool
+		wantJobSet     bool
 	}{
 		"running: nothing":                      {running: true, ttl: "60", after: time.Hour, wantTJ: true, wantJobSet: true},
 		"finished, no TTL: nothing":             {after: time.Hour, wantTJ: true, wantJobSet: true},
@@ -489,6 +492,10 @@ func TestCleanUp(t *testing.T) {
 		"the delete fails: stops here, told": {ttl: "60", after: time.Minute, funcs: deleteFails,
 			want: outcome{Err: true, Events: []string{ReasonTTLExpired}}, wantTJ: true, wantJobSet: true},
 		"clean-pods All: the JobSet deleted, told": {clean: knobs.CleanAll, after: time.Hour,
+			want: outcome{Events: []string{ReasonPodsCleanedUp}}, wantTJ: true},
+		"MultiKueue's worker copy: the TTL is the manager's, the copy is Kueue's to delete": {
+			multiKueueCopy: true, ttl: "0", after: time.Hour, wantTJ: true, wantJobSet: true},
+		"MultiKueue's worker copy: clean-pods still acts": {multiKueueCopy: true, ttl: "0", clean: knobs.CleanAll, after: time.Hour,
 			want: outcome{Events: []string{ReasonPodsCleanedUp}}, wantTJ: true},
 	}
 	for name, tc := range cases {
@@ -499,6 +506,9 @@ func TestCleanUp(t *testing.T) {
 			}
 			if tc.clean != "" {
 				w = w.Annotation(knobs.TTLCleanPods, string(tc.clean))
+			}
+			if tc.multiKueueCopy {
+				w = w.Label(trainjob.MultiKueueOriginLabel, "multikueue")
 			}
 			tj := w.Obj()
 			if !tc.running {

@@ -43,6 +43,22 @@ const (
 	ttlDeletePropagation = metav1.DeletePropagationForeground
 )
 
+// reconcileDispatched is all Gantry does for a TrainJob Kueue's MultiKueue runs on a worker
+// (spec.managedBy kueue.x-k8s.io/multikueue, on the manager cluster): it builds nothing, and
+// Kueue copies the worker's status here. Once that status says finished, the TrainJob's TTL is
+// applied here, where the user submitted it, as Kubernetes' TTL controller deletes a finished
+// batch Job whoever manages it; the worker's copy is Kueue's to delete (cleanUp).
+func (r *TrainJobReconciler) reconcileDispatched(ctx context.Context, tj *trainer.TrainJob) (ctrl.Result, error) {
+	// Another manager's job (not MultiKueue's) is that manager's to clean up.
+	if !trainjob.DispatchedByMultiKueue(tj) || !tj.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	s := &scope{tj: tj, status: tj.Status.DeepCopy(), now: metav1.NewTime(r.clock.Now())}
+	res := r.cleanUp(ctx, s)
+	r.emit(s, res.events)
+	return ctrl.Result{RequeueAfter: res.requeueAfter}, res.err
+}
+
 // cleanUp applies the TTL knobs to a TrainJob the cache already holds as finished (so nothing
 // can build it again): clean-pods deletes its JobSet, and at the end of its TTL the TrainJob is
 // deleted, with everything it owns. The deadline is computed from the terminal condition each
@@ -65,6 +81,12 @@ func (r *TrainJobReconciler) cleanUp(ctx context.Context, s *scope) phaseResult 
 	}
 	var res phaseResult
 	if res.err = r.cleanPods(ctx, s, &res, ttl.CleanPods); res.err != nil || ttl.After == nil {
+		return res
+	}
+	if trainjob.MultiKueueWorkerCopy(s.tj) {
+		// MultiKueue deletes its copy once it has copied the outcome to the manager; deleted
+		// before, the job is gone from the manager's view and Kueue runs it again (with a TTL
+		// of 0, over and over). The TTL acts on the manager's TrainJob (reconcileDispatched).
 		return res
 	}
 	if left := finishedAt.Add(*ttl.After).Sub(r.clock.Now()); left > 0 {

@@ -34,7 +34,23 @@ const (
 	PrebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name"
 	// WorkloadJobUIDLabel is on each Kueue Workload, with the UID of the job it stands for.
 	WorkloadJobUIDLabel = "kueue.x-k8s.io/job-uid"
+	// MultiKueueOriginLabel is on each copy MultiKueue creates on a worker cluster, naming the
+	// manager it came from; unlike the prebuilt-workload label, users do not set it.
+	MultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin"
 )
+
+// DispatchedByMultiKueue reports whether tj is a manager cluster's TrainJob that Kueue's
+// MultiKueue runs on a worker: nothing is built for it where it is.
+func DispatchedByMultiKueue(tj *trainer.TrainJob) bool {
+	return ptr.Deref(tj.Spec.ManagedBy, "") == trainer.ManagedByMultiKueue
+}
+
+// MultiKueueWorkerCopy reports whether tj is the copy MultiKueue made on a worker cluster:
+// Gantry runs it, and Kueue deletes it once the manager has its outcome.
+func MultiKueueWorkerCopy(tj *trainer.TrainJob) bool {
+	_, ok := tj.Labels[MultiKueueOriginLabel]
+	return ok
+}
 
 // Kueue's Workload, read as metadata or unstructured: Gantry does not depend on Kueue's Go
 // module, and a cluster without Kueue has no such kind.
