@@ -192,8 +192,8 @@ func TestChartCRDsAreTheGenerated(t *testing.T) {
 		}
 		got[filepath.Base(f)] = string(data)
 	}
-	if len(want) != 3 {
-		t.Fatalf("want the 3 trainer.kubeflow.org CRDs in config/crd/bases, got %d", len(want))
+	if len(want) != 4 {
+		t.Fatalf("want the 4 trainer.kubeflow.org CRDs in config/crd/bases, got %d", len(want))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("charts/gantry/files/crds differs from config/crd/bases; run 'make manifests' (-bases +chart):\n%s", diff)

@@ -199,6 +199,8 @@ func referenceCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefin
 	return readCRDs(t, os.DirFS(filepath.Join(dir, "manifests", "base", "crds")), ".")
 }
 
+const optimizationJobsCRD = "optimizationjobs.trainer.kubeflow.org"
+
 func readCRDs(t *testing.T, fsys fs.FS, dir string) map[string]*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
@@ -218,7 +220,9 @@ func readCRDs(t *testing.T, fsys fs.FS, dir string) map[string]*apiextensionsv1.
 		if err := yaml.Unmarshal(raw, c); err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}
-		if c.Kind == "CustomResourceDefinition" && strings.HasSuffix(c.Name, ".trainer.kubeflow.org") {
+		// OptimizationJob is not in v2.3.0: api/trainer/v1alpha1's schema test holds it to
+		// Kubeflow Trainer main's.
+		if c.Kind == "CustomResourceDefinition" && strings.HasSuffix(c.Name, ".trainer.kubeflow.org") && c.Name != optimizationJobsCRD {
 			out[c.Name] = c
 		}
 	}

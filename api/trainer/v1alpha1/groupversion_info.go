@@ -38,6 +38,7 @@ const (
 	TrainJobKind               = "TrainJob"
 	TrainingRuntimeKind        = "TrainingRuntime"
 	ClusterTrainingRuntimeKind = "ClusterTrainingRuntime"
+	OptimizationJobKind        = "OptimizationJob"
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
@@ -45,6 +46,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&TrainJob{}, &TrainJobList{},
 		&TrainingRuntime{}, &TrainingRuntimeList{},
 		&ClusterTrainingRuntime{}, &ClusterTrainingRuntimeList{},
+		&OptimizationJob{}, &OptimizationJobList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
