@@ -54,7 +54,10 @@ func NewCoreClient(cfg *rest.Config) (CoreClient, error) {
 // APISource is the LogSource of a TrainJob on a cluster: pods and the job are watched, logs
 // come from pods/log.
 type APISource struct {
-	Reader    *Reader
+	Reader *Reader
+	// Pods, when set, is the cluster the pods are on and Clientset's: a MultiKueue worker, while
+	// the TrainJob (with the status Kueue copies back) is read from Reader's manager cluster.
+	Pods      *Reader
 	Clientset CoreClient
 	Namespace string
 	Name      string
@@ -75,8 +78,15 @@ func (s *APISource) Snapshot(ctx context.Context) (*trainer.TrainJob, []corev1.P
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := s.Reader.Pods(ctx, tj)
+	pods, err := s.pods().Pods(ctx, tj)
 	return tj, pods, err
+}
+
+func (s *APISource) pods() *Reader {
+	if s.Pods != nil {
+		return s.Pods
+	}
+	return s.Reader
 }
 
 // Changes returns a channel that the next watch event about the job or its pods closes, or
@@ -97,7 +107,7 @@ func (s *APISource) ensureWatches(ctx context.Context) {
 	if s.Context != nil {
 		ctx = s.Context
 	}
-	pods, err := s.Reader.Client.Watch(ctx, &corev1.PodList{}, client.InNamespace(s.Namespace),
+	pods, err := s.pods().Client.Watch(ctx, &corev1.PodList{}, client.InNamespace(s.Namespace),
 		client.MatchingLabels{jobset.JobSetNameKey: s.Name})
 	if err != nil {
 		return

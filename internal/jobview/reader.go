@@ -32,6 +32,7 @@ import (
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/multicluster"
 	"github.com/gantry-ml/gantry/internal/runtime/ref"
 	gscheme "github.com/gantry-ml/gantry/internal/scheme"
 	"github.com/gantry-ml/gantry/internal/trainjob"
@@ -42,6 +43,11 @@ import (
 // kind it needs.
 type Reader struct {
 	Client client.WithWatch
+	// KueueNamespace is Kueue's, where MultiKueue's kubeconfig Secrets are; empty is
+	// multicluster.DefaultKueueNamespace.
+	KueueNamespace string
+	// Connect makes a MultiKueue worker's clients; nil is the package's Connect.
+	Connect Connector
 }
 
 // NewReader returns a reader for the cluster cfg points at.
@@ -73,7 +79,9 @@ func StaticMapper() meta.RESTMapper {
 		{corev1.SchemeGroupVersion.WithKind("Event"), meta.RESTScopeNamespace},
 		{corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace},
 		{corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot},
+		{corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace},
 		{trainjob.WorkloadGVK, meta.RESTScopeNamespace},
+		{multicluster.ClusterGVK, meta.RESTScopeRoot},
 	} {
 		m.Add(k.gvk, k.scope)
 		// A cache limited to some namespaces asks the scope of the list kind itself
@@ -103,22 +111,52 @@ func (r *Reader) Get(ctx context.Context, ns, name string) (*View, error) {
 	return r.Complete(ctx, tj)
 }
 
-// Complete builds the view of a TrainJob already read.
+// Complete builds the view of a TrainJob already read. For a job Kueue's MultiKueue dispatched
+// to a worker, the steps, Jobs and events are the worker's, read through its kubeconfig when
+// this identity may read it; View.MultiKueue says where it runs or why they are not shown.
 func (r *Reader) Complete(ctx context.Context, tj *trainer.TrainJob) (*View, error) {
 	rt := r.runtimeOf(ctx, tj)
-	wl := r.workloadOf(ctx, tj)
-	pods, _ := r.Pods(ctx, tj)
-	ch := r.children(ctx, tj, pods)
+	wl, placement := r.workloadOf(ctx, tj)
+	var rem *Remote
+	if placement != nil {
+		rem = r.reach(ctx, placement)
+	}
+	// where holds the pods: this cluster, or the worker's; nil when the worker's are hidden.
+	where := r
+	if rem != nil {
+		where = rem.Reader
+	}
+	var pods []corev1.Pod
+	var ch *trainjob.Children
 	rjobs := map[string]bool{}
 	for _, js := range tj.Status.JobsStatus {
 		rjobs[js.Name] = true
 	}
-	var events []Event
+	var all []corev1.Event
+	if where != nil {
+		var err error
+		if pods, err = where.Pods(ctx, tj); err != nil && where != r {
+			placement.PodsHidden = fmt.Sprintf("cannot list pods on worker %s: %s", placement.Worker, multicluster.Short(err))
+			where = nil
+		}
+	}
+	if where != nil {
+		ch = where.children(ctx, tj, pods)
+	}
 	list := &corev1.EventList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(tj.Namespace)); err == nil {
-		events = Events(tj.Name, rjobs, list.Items)
+		all = list.Items
 	}
-	return NewView(SummarizeWith(tj, rt, wl, ch), rt, tj, Steps(pods), events), nil
+	if where != nil && where != r {
+		remote := &corev1.EventList{}
+		if err := where.Client.List(ctx, remote, client.InNamespace(tj.Namespace)); err == nil {
+			all = append(all, remote.Items...)
+		}
+	}
+	events := Events(tj.Name, rjobs, all)
+	s := SummarizeWith(tj, rt, wl, ch)
+	s.MultiKueue = placement
+	return NewView(s, rt, tj, Steps(pods), events), nil
 }
 
 // children reads the JobSet's Jobs of a job that may be retrying pods; pods nil reads them
@@ -206,17 +244,19 @@ func summarizeObject(obj client.Object) *Runtime {
 	return nil
 }
 
-func (r *Reader) workloadOf(ctx context.Context, tj *trainer.TrainJob) *trainjob.Workload {
-	if !trainjob.Suspended(tj) {
-		return nil
+// workloadOf reads tj's Kueue Workload when the state needs it (a suspended job) or the job is
+// MultiKueue's (its placement: nil for other jobs).
+func (r *Reader) workloadOf(ctx context.Context, tj *trainer.TrainJob) (*trainjob.Workload, *multicluster.Placement) {
+	dispatched := trainjob.DispatchedByMultiKueue(tj)
+	if !trainjob.Suspended(tj) && !dispatched {
+		return nil, nil
 	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(trainjob.WorkloadListGVK)
-	if err := r.Client.List(ctx, list, client.InNamespace(tj.Namespace),
-		client.MatchingLabels{trainjob.WorkloadJobUIDLabel: string(tj.UID)}); err != nil || len(list.Items) == 0 {
-		return nil
+	u, err := r.resolver().Workload(ctx, tj)
+	var wl *trainjob.Workload
+	if u != nil && trainjob.Suspended(tj) {
+		wl = trainjob.WorkloadFrom(u)
 	}
-	return trainjob.WorkloadFrom(&list.Items[0])
+	return wl, placementFrom(tj, u, err)
 }
 
 // ListOptions select the TrainJobs of a list.
@@ -244,7 +284,14 @@ func (o ListOptions) Matches(s *Summary) bool {
 
 // Summarize reads what one TrainJob's summary needs besides the job: its runtime and Workload.
 func (r *Reader) Summarize(ctx context.Context, tj *trainer.TrainJob) Summary {
-	return SummarizeWith(tj, r.runtimeOf(ctx, tj), r.workloadOf(ctx, tj), r.children(ctx, tj, nil))
+	wl, placement := r.workloadOf(ctx, tj)
+	var ch *trainjob.Children
+	if placement == nil {
+		ch = r.children(ctx, tj, nil)
+	}
+	s := SummarizeWith(tj, r.runtimeOf(ctx, tj), wl, ch)
+	s.MultiKueue = placement
+	return s
 }
 
 // List summarizes TrainJobs. Runtimes and Workloads are read with one list each, and only
@@ -263,12 +310,13 @@ func (r *Reader) List(ctx context.Context, opts ListOptions) (*SummaryList, erro
 		return nil, err
 	}
 	runtimes := r.runtimesFor(ctx, opts.Namespace, list.Items)
-	workloads := r.workloadsFor(ctx, opts.Namespace, list.Items)
+	workloads, raw, wlErr := r.workloadsFor(ctx, opts.Namespace, list.Items)
 	children := r.childrenFor(ctx, opts.Namespace, list.Items)
 	out := &SummaryList{Items: make([]Summary, 0, len(list.Items)), ResourceVersion: list.ResourceVersion}
 	for i := range list.Items {
 		tj := &list.Items[i]
 		s := SummarizeWith(tj, runtimes[RuntimeKey(tj)], workloads[string(tj.UID)], children[tj.Namespace+"/"+tj.Name])
+		s.MultiKueue = placementFrom(tj, raw[string(tj.UID)], wlErr)
 		if opts.Matches(&s) {
 			out.Items = append(out.Items, s)
 		}
@@ -319,29 +367,37 @@ func addRuntimes(m map[string]*Runtime, rts []Runtime) {
 	}
 }
 
-// workloadsFor reads Kueue's Workloads when a job is suspended: only then does the state need
-// them, and a Workload says Kueue holds the job whatever its labels. Keyed by the job's UID.
-func (r *Reader) workloadsFor(ctx context.Context, ns string, jobs []trainer.TrainJob) map[string]*trainjob.Workload {
+// workloadsFor reads Kueue's Workloads when a job is suspended (only then does the state need
+// them, and a Workload says Kueue holds the job whatever its labels) or MultiKueue's (they name
+// the worker). Keyed by the job's UID: the summaries, and the objects for the placements.
+func (r *Reader) workloadsFor(ctx context.Context, ns string, jobs []trainer.TrainJob) (map[string]*trainjob.Workload, map[string]*unstructured.Unstructured, error) {
 	need := false
 	for i := range jobs {
-		if trainjob.Suspended(&jobs[i]) {
+		if trainjob.Suspended(&jobs[i]) || trainjob.DispatchedByMultiKueue(&jobs[i]) {
 			need = true
 			break
 		}
 	}
 	out := map[string]*trainjob.Workload{}
+	raw := map[string]*unstructured.Unstructured{}
 	if !need {
-		return out
+		return out, raw, nil
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(trainjob.WorkloadListGVK)
 	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.HasLabels{trainjob.WorkloadJobUIDLabel}); err != nil {
-		return out
+		return out, raw, err
 	}
+	byUID := map[string][]unstructured.Unstructured{}
 	for i := range list.Items {
-		out[list.Items[i].GetLabels()[trainjob.WorkloadJobUIDLabel]] = trainjob.WorkloadFrom(&list.Items[i])
+		uid := list.Items[i].GetLabels()[trainjob.WorkloadJobUIDLabel]
+		byUID[uid] = append(byUID[uid], list.Items[i])
 	}
-	return out
+	for uid, items := range byUID {
+		u := multicluster.Newest(items)
+		out[uid], raw[uid] = trainjob.WorkloadFrom(u), u
+	}
+	return out, raw, nil
 }
 
 // ListRuntimes summarizes runtimes: ClusterTrainingRuntimes when cluster is set, the

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/multicluster"
 	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
@@ -51,7 +52,10 @@ type Summary struct {
 	Device         string             `json:"device,omitempty"`
 	Queue          string             `json:"queue,omitempty"`
 	Workload       *trainjob.Workload `json:"workload,omitempty"`
-	Progress       *Progress          `json:"progress,omitempty"`
+	// MultiKueue is, for a manager cluster's job Kueue's MultiKueue runs, the worker it runs on
+	// (or the Kueue state it waits in) and why the worker's pods are not shown, if they are not.
+	MultiKueue *multicluster.Placement `json:"multiKueue,omitempty"`
+	Progress   *Progress               `json:"progress,omitempty"`
 	// Failures adds up the failed Jobs status.jobsStatus counts now; JobSet restarts clear them.
 	Failures int32 `json:"failures"`
 	// Retries are the unfinished Jobs' failed pods, when the Jobs were read and have some.
