@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/multicluster"
 )
 
 // lastEvents is how many events get shows; `gantry events` shows them all.
@@ -37,6 +38,7 @@ type getOptions struct {
 	out     *outputFlags
 	local   bool
 	workdir string
+	kueueNS string
 }
 
 func newGetCommand(o *Options) *cobra.Command {
@@ -48,6 +50,12 @@ func newGetCommand(o *Options) *cobra.Command {
 		Long: `Show one TrainJob: its state and why, the runtime, size and Kueue queue, the steps (the
 newest pod of dataset-initializer, model-initializer, node-<i>, launcher-<i>), the progress and
 metrics the training reports, the conditions and the last 10 events.
+
+A TrainJob Kueue's MultiKueue dispatched (spec.managedBy kueue.x-k8s.io/multikueue) runs on a
+worker cluster: Worker names it, and the steps and events are read there through the worker's
+MultiKueueCluster kubeconfig Secret (in --kueue-namespace) when you may read that Secret;
+otherwise Worker says what could not be read. Before it is dispatched, Worker says which Kueue
+state holds it.
 
 -o json and -o yaml print a versioned view document (apiVersion gantry.dev/v1, kind
 TrainJobView) for scripts and agents; its fields only grow within a version.`,
@@ -61,6 +69,7 @@ TrainJobView) for scripts and agents; its fields only grow within a version.`,
 	g.out = addOutputFlags(cmd, false)
 	cmd.Flags().BoolVar(&g.local, "local", false, "Show a local run (gantry run --local) from its run.json instead.")
 	cmd.Flags().StringVar(&g.workdir, "workdir", "", "With --local, the run's workdir (default "+LocalRunsDir+"/NAME).")
+	addKueueNamespaceFlag(cmd, &g.kueueNS)
 	return cmd
 }
 
@@ -76,6 +85,7 @@ func (g *getOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	r.KueueNamespace = g.kueueNS
 	v, err := r.Get(ctx, ns, name)
 	if err != nil {
 		return notFoundJob(err, ns, name)
@@ -102,6 +112,9 @@ func (g *getOptions) describe(out io.Writer, v *jobview.View) {
 	if v.Queue != "" {
 		field("Queue", queueText(&v.Summary))
 	}
+	if p := v.MultiKueue; p != nil {
+		field("Worker", workerText(p))
+	}
 	field("Created", timeText(now, v.Created.Time))
 	if v.Finished != nil {
 		field("Finished", timeText(now, v.Finished.Time))
@@ -114,11 +127,18 @@ func (g *getOptions) describe(out io.Writer, v *jobview.View) {
 	}
 	_ = w.Flush()
 
-	section(out, "Steps")
+	steps := "Steps"
+	if p := v.MultiKueue; p.Dispatched() {
+		steps += " (on worker " + p.Worker + ")"
+	}
+	section(out, steps)
 	w = tableWriter(out)
-	if len(v.Steps) == 0 {
+	switch {
+	case v.MultiKueue.Dispatched() && v.MultiKueue.PodsHidden != "":
+		row(w, "  <not shown>")
+	case len(v.Steps) == 0:
 		row(w, "  <none>")
-	} else {
+	default:
 		row(w, "  STEP", "POD", "PHASE", "RESTARTS", "NODE", "DEVICES", "STARTED")
 		for _, s := range v.Steps {
 			started := "-"
@@ -151,6 +171,25 @@ func (g *getOptions) describe(out io.Writer, v *jobview.View) {
 	}
 	section(out, title)
 	printEvents(out, now, events, "  ", true)
+}
+
+// workerText is the Worker line of a MultiKueue job: the worker, why its pods are not shown, or
+// the Kueue state before it is dispatched.
+func workerText(p *multicluster.Placement) string {
+	switch {
+	case !p.Dispatched():
+		return "none yet (" + p.Waiting + ")"
+	case p.PodsHidden != "":
+		return p.Worker + " (its pods are not shown: " + p.PodsHidden + ")"
+	default:
+		return p.Worker + " (" + multicluster.ReasonMultiKueue + ")"
+	}
+}
+
+// addKueueNamespaceFlag is --kueue-namespace, where MultiKueue's kubeconfig Secrets are.
+func addKueueNamespaceFlag(cmd *cobra.Command, into *string) {
+	cmd.Flags().StringVar(into, "kueue-namespace", multicluster.DefaultKueueNamespace,
+		"Kueue's namespace, which holds the MultiKueue clusters' kubeconfig Secrets (for a job MultiKueue runs on a worker).")
 }
 
 func section(out io.Writer, title string) {

@@ -73,6 +73,9 @@ type fixture struct {
 	unreachable bool
 	// ctx is the command's context; nil is a background one.
 	ctx context.Context
+	// workers are the MultiKueue worker clusters a job of this one may run on, by the server
+	// their kubeconfig names; another server cannot be reached.
+	workers map[string]fixture
 }
 
 // result is what a command line did.
@@ -102,7 +105,7 @@ func (f fixture) run(t *testing.T, args ...string) result {
 		}
 		o.once.Do(func() {
 			o.cfg = &rest.Config{Host: fakeServer}
-			o.reader = &jobview.Reader{Client: c}
+			o.reader = &jobview.Reader{Client: c, Connect: f.connect(t)}
 			o.clientset = kfake.NewClientset(objs...)
 			o.installer = c
 		})
@@ -113,6 +116,21 @@ func (f fixture) run(t *testing.T, args ...string) result {
 	}
 	code := Execute(o, root, args)
 	return result{Code: code, Stdout: out.String(), Stderr: errOut.String()}
+}
+
+// connect makes the fake clients of the worker a kubeconfig names.
+func (f fixture) connect(t *testing.T) jobview.Connector {
+	return func(cfg *rest.Config) (*jobview.Reader, jobview.CoreClient, error) {
+		w, ok := f.workers[cfg.Host]
+		if !ok {
+			return nil, nil, fmt.Errorf("dial tcp: lookup %s: no such host", cfg.Host)
+		}
+		var objs []runtime.Object
+		for _, p := range w.pods {
+			objs = append(objs, p.DeepCopy())
+		}
+		return &jobview.Reader{Client: w.client(t)}, kfake.NewClientset(objs...), nil
+	}
 }
 
 func (f fixture) client(t *testing.T) client.WithWatch {

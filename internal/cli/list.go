@@ -51,7 +51,8 @@ func newListCommand(o *Options) *cobra.Command {
 		Aliases: []string{"ls"},
 		Short:   "List TrainJobs with their state, size and progress",
 		Long: `List TrainJobs: NAME STATE RUNTIME NODES GPUS PROGRESS ETA AGE. -o wide adds QUEUE,
-RESTARTS and MESSAGE. GPUS counts the devices (GPUs or other extended resources) per node.
+RESTARTS and MESSAGE; MESSAGE names the worker of a job Kueue's MultiKueue dispatched. GPUS
+counts the devices (GPUs or other extended resources) per node.
 
 STATE is one of Queued, Suspended, Created, Running, Restarting, Complete, Failed, derived from
 the TrainJob's conditions, spec.suspend, status.jobsStatus and Kueue's Workload.`,
@@ -182,9 +183,22 @@ func (lo *listOptions) row(w io.Writer, s *jobview.Summary, restarts map[string]
 		cols = append([]string{s.Namespace}, cols...)
 	}
 	if lo.out.wide() {
-		cols = append(cols, orDash(s.Queue), strconv.Itoa(int(restarts[s.Namespace+"/"+s.Name])), orDash(s.Message))
+		cols = append(cols, orDash(s.Queue), strconv.Itoa(int(restarts[s.Namespace+"/"+s.Name])), orDash(listMessage(s)))
 	}
 	row(w, cols...)
+}
+
+// listMessage is -o wide's MESSAGE: the state's sentence, after the worker of a job MultiKueue
+// dispatched.
+func listMessage(s *jobview.Summary) string {
+	p := s.MultiKueue
+	if !p.Dispatched() {
+		return s.Message
+	}
+	if s.Message == "" {
+		return "on worker " + p.Worker
+	}
+	return "on worker " + p.Worker + ": " + s.Message
 }
 
 // restarts reads JobSets' status.restarts for -o wide: the TrainJob does not mirror it.

@@ -18,12 +18,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/multicluster"
 	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
@@ -34,6 +37,7 @@ type logsOptions struct {
 	since   time.Duration
 	local   bool
 	workdir string
+	kueueNS string
 }
 
 func newLogsCommand(o *Options) *cobra.Command {
@@ -49,6 +53,11 @@ line prefixed with [step].
 follows it into its next incarnation when it restarts, and stops when the TrainJob is
 Complete or Failed; then the exit code is the job's (0 Complete, 1 Failed). A step with no
 pod is an error (exit code 4), not empty output.
+
+A TrainJob Kueue's MultiKueue dispatched runs on a worker cluster: its logs are read there,
+through the worker's MultiKueueCluster kubeconfig Secret (in --kueue-namespace), which you must
+be allowed to read (else exit code 5). -f waits, up to --pod-timeout, for the job to be
+dispatched.
 
 ` + ExitCodesHelp,
 		Example: `  gantry logs my-job -f
@@ -69,6 +78,7 @@ pod is an error (exit code 4), not empty output.
 	f.BoolVar(&lo.opts.Prefix, "prefix", false, "Prefix each line with [step] (--all implies it).")
 	f.BoolVar(&lo.local, "local", false, "Print a local run's logs (gantry run --local) from its workdir instead.")
 	f.StringVar(&lo.workdir, "workdir", "", "With --local, the run's workdir (default "+LocalRunsDir+"/NAME).")
+	addKueueNamespaceFlag(cmd, &lo.kueueNS)
 	_ = cmd.RegisterFlagCompletionFunc("step", o.completeSteps)
 	return cmd
 }
@@ -94,6 +104,11 @@ func (lo *logsOptions) run(ctx context.Context, cmd *cobra.Command, name string)
 	if err != nil {
 		return err
 	}
+	r, err := lo.Reader()
+	if err != nil {
+		return err
+	}
+	r.KueueNamespace = lo.kueueNS
 	return lo.follow(ctx, ns, name, lo.opts)
 }
 
@@ -103,11 +118,18 @@ func (o *Options) follow(ctx context.Context, ns, name string, opts jobview.LogO
 	if err != nil {
 		return err
 	}
-	cs, err := o.Clientset()
-	if err != nil {
+	var cs jobview.CoreClient
+	if cs, err = o.Clientset(); err != nil {
 		return err
 	}
 	src := &jobview.APISource{Reader: r, Clientset: cs, Namespace: ns, Name: name, Context: ctx}
+	rem, err := o.remote(ctx, r, ns, name, opts)
+	if err != nil {
+		return err
+	}
+	if rem != nil {
+		src.Pods, src.Clientset = rem.Reader, rem.Core
+	}
 	defer src.Close()
 	tj, err := (&jobview.Follower{Source: src, Out: o.Streams.Out, Opts: opts}).Run(ctx)
 	if opts.Follow && tj != nil {
@@ -119,8 +141,47 @@ func (o *Options) follow(ctx context.Context, ns, name string, opts jobview.LogO
 			return withCode(ExitJobFailed, fmt.Errorf("TrainJob %s failed: %s", name, d.Message))
 		}
 	}
+	if err != nil && rem != nil && !errors.Is(err, jobview.ErrStepNotFound) && !apierrors.IsNotFound(err) {
+		err = fmt.Errorf("TrainJob %s runs on worker %s (%s): %w", name, rem.Placement.Worker, multicluster.ReasonMultiKueue, err)
+	}
 	if err != nil {
 		return notFoundJob(err, ns, name)
 	}
 	return nil
+}
+
+// remote finds the worker a job MultiKueue dispatched runs on and its clients; nil for a job
+// that runs here. With Follow it waits, up to opts.PodTimeout, for the job to be dispatched.
+func (o *Options) remote(ctx context.Context, r *jobview.Reader, ns, name string, opts jobview.LogOptions) (*jobview.Remote, error) {
+	var deadline <-chan time.Time
+	if opts.PodTimeout > 0 {
+		t := time.NewTimer(opts.PodTimeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		tj, err := r.TrainJob(ctx, ns, name)
+		if err != nil {
+			return nil, notFoundJob(err, ns, name)
+		}
+		rem := r.Remote(ctx, tj)
+		switch {
+		case rem == nil || rem.Reachable():
+			return rem, nil
+		case rem.Placement.Dispatched():
+			return nil, fmt.Errorf("TrainJob %s runs on worker %s (%s); its logs cannot be read there: %w",
+				name, rem.Placement.Worker, multicluster.ReasonMultiKueue, rem.Err)
+		case trainjob.DeriveState(tj, nil, nil).State.Terminal():
+			return nil, withCode(ExitNotFound, fmt.Errorf("TrainJob %s finished without a worker to read its logs on (%s)", name, rem.Placement.Waiting))
+		case !opts.Follow:
+			return nil, withCode(ExitNotFound, fmt.Errorf("TrainJob %s is not on a worker yet: %s; use -f to wait for it", name, rem.Placement.Waiting))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline:
+			return nil, withCode(ExitTimeout, fmt.Errorf("TrainJob %s was not dispatched to a worker within %s: %s", name, opts.PodTimeout, rem.Placement.Waiting))
+		case <-time.After(jobview.Recheck):
+		}
+	}
 }
