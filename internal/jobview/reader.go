@@ -119,7 +119,7 @@ func (r *Reader) Complete(ctx context.Context, tj *trainer.TrainJob) (*View, err
 	wl, placement := r.workloadOf(ctx, tj)
 	var rem *Remote
 	if placement != nil {
-		rem = r.reach(ctx, placement)
+		rem = r.Reach(ctx, placement)
 	}
 	// where holds the pods: this cluster, or the worker's; nil when the worker's are hidden.
 	where := r

@@ -73,7 +73,7 @@ func (r *Reader) Remote(ctx context.Context, tj *trainer.TrainJob) *Remote {
 		return nil
 	}
 	wl, err := r.resolver().Workload(ctx, tj)
-	return r.reach(ctx, placementFrom(tj, wl, err))
+	return r.Reach(ctx, placementFrom(tj, wl, err))
 }
 
 // placementFrom is the placement of a dispatched job from its Workload, or the reason the
@@ -89,8 +89,9 @@ func placementFrom(tj *trainer.TrainJob, wl *unstructured.Unstructured, err erro
 	return &p
 }
 
-// reach connects to the placement's worker.
-func (r *Reader) reach(ctx context.Context, p *multicluster.Placement) *Remote {
+// Reach connects to the placement's worker with this reader's identity, setting PodsHidden when
+// it cannot: the UI knows the placement from its own copy of the Workloads.
+func (r *Reader) Reach(ctx context.Context, p *multicluster.Placement) *Remote {
 	rem := &Remote{Placement: p}
 	if !p.Dispatched() {
 		return rem

@@ -29,10 +29,12 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/multicluster"
 	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
@@ -182,9 +184,17 @@ func (s *Server) jobData(ctx context.Context, r *http.Request) (*jobPageData, er
 	if err != nil {
 		return nil, err
 	}
-	pods, err := s.Store.Pods(ctx, ns, name)
-	if err != nil {
-		return nil, err
+	rem := s.remote(ctx, r, tj)
+	var pods []corev1.Pod
+	switch {
+	case rem == nil:
+		if pods, err = s.Store.Pods(ctx, ns, name); err != nil {
+			return nil, err
+		}
+	case rem.Reachable():
+		if pods, err = rem.Reader.Pods(ctx, tj); err != nil {
+			rem.Placement.PodsHidden = fmt.Sprintf("cannot list pods on worker %s: %s", rem.Placement.Worker, multicluster.Short(err))
+		}
 	}
 	runtimes, err := s.Store.runtimeIndex(ctx)
 	if err != nil {
@@ -206,11 +216,18 @@ func (s *Server) jobData(ctx context.Context, r *http.Request) (*jobPageData, er
 		if err != nil {
 			return nil, err
 		}
+		if rem.Reachable() && rem.Placement.PodsHidden == "" {
+			opener = multiOpener{opener, ClientsetOpener{Clientset: rem.Core}}
+		}
 		if events, err = s.events(ctx, opener, tj.Namespace, tj.Name, tj.Status.JobsStatus); err != nil {
 			return nil, err
 		}
 	}
-	d.View = jobview.NewView(jobview.Summarize(tj, rt, wl), rt, tj, steps, events)
+	sum := jobview.Summarize(tj, rt, wl)
+	if rem != nil {
+		sum.MultiKueue = rem.Placement
+	}
+	d.View = jobview.NewView(sum, rt, tj, steps, events)
 	d.Title = name
 	if d.Tab == "progress" {
 		d.Notice = historyNotice(s.Store.History.Note(tj.UID), s.Store.History.Limits())

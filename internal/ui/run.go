@@ -33,6 +33,7 @@ import (
 
 	"github.com/gantry-ml/gantry/internal/jobview"
 	"github.com/gantry-ml/gantry/internal/kubeauth"
+	"github.com/gantry-ml/gantry/internal/multicluster"
 )
 
 // Options are the UI server's settings, shared by `gantry ui` and the lean gantry-ui binary so
@@ -61,6 +62,9 @@ type Options struct {
 	MaxClientConnections int
 	// Namespaces limits the UI to these namespaces; empty is every namespace.
 	Namespaces []string
+	// KueueNamespace holds MultiKueue's kubeconfig Secrets, read as each user to show a
+	// dispatched job's worker pods.
+	KueueNamespace string
 }
 
 // AddFlags registers the UI's flags on fs, with their defaults in o.
@@ -82,6 +86,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Memory for every job's progress curves together, each counted at its full --history-points. Past it, finished jobs' curves make room, the oldest first; with none left, new curves are not charted (gantry_ui_history_dropped_total{reason=\"memory\"}).")
 	fs.BoolVar(&o.Metrics, "metrics", true,
 		"Serve Prometheus metrics at /metrics: in token and header modes to a bearer token allowed get on the non-resource URL /metrics (as the manager's), in kubeconfig mode to the signed-in browser.")
+	fs.StringVar(&o.KueueNamespace, "kueue-namespace", multicluster.DefaultKueueNamespace,
+		"Kueue's namespace, which holds the MultiKueue clusters' kubeconfig Secrets: a job MultiKueue runs on a worker shows the worker's pods to users who may read its Secret.")
 	fs.StringVar(&o.History, "history", "memory", "Where the progress curves live: memory (lost when the UI stops) or configmap (a <job>-progress ConfigMap owned by each job, which needs create and update on ConfigMaps).")
 }
 
@@ -206,7 +212,7 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config, out, errOut io.Writ
 	if err != nil {
 		return err
 	}
-	srv.Metrics = o.Metrics
+	srv.Metrics, srv.KueueNamespace = o.Metrics, o.KueueNamespace
 	ln, err := net.Listen("tcp", o.Address)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.Address, err)

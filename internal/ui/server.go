@@ -57,6 +57,10 @@ type Server struct {
 	PageSize int
 	// Metrics serves /metrics (metrics.go).
 	Metrics bool
+	// KueueNamespace holds MultiKueue's kubeconfig Secrets (multikueue.go); empty is Kueue's
+	// default. Connect makes a worker's clients; nil is jobview.Connect.
+	KueueNamespace string
+	Connect        jobview.Connector
 
 	pages *template.Template
 

@@ -48,6 +48,7 @@ import (
 type Store struct {
 	cache   cache.Cache
 	direct  client.Client
+	cfg     *rest.Config // the UI's own identity, which the informers read with
 	History *History
 	Changes *Broker
 
@@ -105,7 +106,7 @@ func NewStore(cfg *rest.Config, opts StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{cache: c, direct: direct, History: NewBoundedHistory(opts.History), Changes: NewBroker(), warn: opts.Warn}
+	st := &Store{cache: c, direct: direct, cfg: cfg, History: NewBoundedHistory(opts.History), Changes: NewBroker(), warn: opts.Warn}
 	if st.warn == nil {
 		st.warn = func(error) {}
 	}

@@ -30,6 +30,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/jobview"
+	"github.com/gantry-ml/gantry/internal/multicluster"
 )
 
 // heartbeat keeps idle streams open through proxies that close quiet connections.
@@ -155,6 +156,9 @@ type storeSource struct {
 	s       *Server
 	opener  LogOpener
 	ns, job string
+	// worker, for a job MultiKueue dispatched, is the cluster its pods are on (and opener the
+	// worker's); the TrainJob, with the status Kueue copies back, is the store's.
+	worker *jobview.Reader
 	// changed fans the job's subscription out: a follower has several waiters at once (the
 	// step, and the stream it ends), and each must wake.
 	changed jobview.Signal
@@ -176,6 +180,10 @@ func (src *storeSource) Snapshot(ctx context.Context) (*trainer.TrainJob, []core
 	tj, err := src.s.Store.TrainJob(ctx, src.ns, src.job)
 	if err != nil {
 		return nil, nil, err
+	}
+	if src.worker != nil {
+		pods, err := src.worker.Pods(ctx, tj)
+		return tj, pods, err
 	}
 	pods, err := src.s.Store.Pods(ctx, src.ns, src.job)
 	return tj, pods, err
@@ -210,11 +218,30 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	src := &storeSource{s: s, opener: opener, ns: ns, job: name}
+	// A job MultiKueue runs elsewhere: its log is the worker's, if this user may reach it.
+	var unreachable error
+	if tj, err := s.Store.TrainJob(ctx, ns, name); err == nil {
+		if rem := s.remote(ctx, r, tj); rem != nil {
+			switch {
+			case rem.Reachable():
+				src.worker, src.opener = rem.Reader, ClientsetOpener{Clientset: rem.Core}
+			case rem.Placement.Dispatched():
+				unreachable = fmt.Errorf("TrainJob %s runs on worker %s (%s); its logs cannot be read there: %s",
+					name, rem.Placement.Worker, multicluster.ReasonMultiKueue, rem.Placement.PodsHidden)
+			default:
+				unreachable = fmt.Errorf("TrainJob %s is not on a worker yet: %s", name, rem.Placement.Waiting)
+			}
+		}
+	}
 	go src.forward(ctx, sub)
 	if q.Get("download") == "1" {
 		holdOpen(w)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+"-"+step+".log"))
+		if unreachable != nil {
+			_, _ = fmt.Fprintf(w, "[gantry ui: %v]\n", unreachable)
+			return
+		}
 		f := &jobview.Follower{Source: src, Out: deadlineWriter{w}, Opts: jobview.LogOptions{Step: step}}
 		if _, err := f.Run(r.Context()); err != nil {
 			_, _ = fmt.Fprintf(w, "\n[gantry ui: %v]\n", err)
@@ -224,6 +251,10 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	ev, err := newSSE(w)
 	if err != nil {
 		s.fail(w, err)
+		return
+	}
+	if unreachable != nil {
+		_ = ev.send("failure", unreachable.Error())
 		return
 	}
 	tail := int64(1000)
