@@ -36,6 +36,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/cert"
+	"github.com/gantry-ml/gantry/internal/features"
 	"github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 	"github.com/gantry-ml/gantry/internal/statusca"
@@ -126,7 +127,8 @@ func WithStatusServerCA(ca *cert.CABundle) Option {
 	return func(r *TrainJobReconciler) { r.ca = ca }
 }
 
-// SetupControllers registers the TrainJob controller and both runtime controllers.
+// SetupControllers registers the TrainJob controller, both runtime controllers and, with the
+// OptimizationJob feature gate, the OptimizationJob controller.
 func SetupControllers(mgr ctrl.Manager, rt *core.Runtime, opts ...Option) error {
 	//nolint:staticcheck // The core/v1 recorder sets firstTimestamp, which the Kubeflow SDK filters events on.
 	recorder := mgr.GetEventRecorderFor("trainer-trainjob-controller")
@@ -152,6 +154,16 @@ func SetupControllers(mgr ctrl.Manager, rt *core.Runtime, opts ...Option) error 
 	}
 	if err := tj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrainJob controller: %w", err)
+	}
+	if features.Enabled(features.OptimizationJob) {
+		//nolint:staticcheck // The same recorder as the TrainJob controller's, for the same reason.
+		oj, err := NewOptimizationJobReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("gantry-optimizationjob-controller"))
+		if err != nil {
+			return err
+		}
+		if err := oj.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the OptimizationJob controller: %w", err)
+		}
 	}
 	for _, newRuntime := range []func(client.Client) (*RuntimeReconciler, error){NewTrainingRuntimeReconciler, NewClusterTrainingRuntimeReconciler} {
 		r, err := newRuntime(mgr.GetClient())

@@ -43,7 +43,23 @@ const WriteUnchangedStatus = "write-unchanged-status"
 // defect the local-run suite's failure test exists to catch.
 const LocalRunNoStop = "localrun-no-stop"
 
+// OptimizationCrashAfterTrial makes the OptimizationJob reconciler stop with an error right
+// after each trial it creates, before its status write: the moment a crash loses the most.
+const OptimizationCrashAfterTrial = "optimization-crash-after-trial"
+
+// OptimizationRandomTrialNames gives trials generated names instead of "<job>-<index>": the
+// non-idempotent creation the OptimizationJob restart test exists to catch.
+const OptimizationRandomTrialNames = "optimization-random-trial-names"
+
 var enabled = strings.Split(os.Getenv(EnvVar), ",")
+
+// InjectForTest injects the named faults in this process until the test ends, for in-process
+// tests built with -tags faults.
+func InjectForTest(t interface{ Cleanup(func()) }, names ...string) {
+	old := enabled
+	enabled = names
+	t.Cleanup(func() { enabled = old })
+}
 
 // Enabled reports whether the fault name is injected.
 func Enabled(name string) bool { return slices.Contains(enabled, name) }

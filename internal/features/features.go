@@ -30,11 +30,20 @@ import (
 // same and a pod that never reports progress is not affected.
 const TrainJobStatus featuregate.Feature = "TrainJobStatus"
 
+// OptimizationJob runs OptimizationJobs (trainer.kubeflow.org/v1alpha1, Kubeflow Trainer main's
+// API, which ships no controller yet): the manager runs their controller and webhook. Off, the
+// CRD is still served and OptimizationJobs are stored, but nothing runs them.
+//
+// owner: gantry maintainers; issue: kubeflow/trainer#3562 (API: #3552, #3883); stage: beta, on
+// by default once its envtest suites pass (test/integration/optimizationjob).
+const OptimizationJob featuregate.Feature = "OptimizationJob"
+
 var gates = featuregate.NewFeatureGate()
 
 func init() {
 	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		TrainJobStatus: {Default: true, PreRelease: featuregate.Beta},
+		TrainJobStatus:  {Default: true, PreRelease: featuregate.Beta},
+		OptimizationJob: {Default: true, PreRelease: featuregate.Beta},
 	}); err != nil {
 		panic(err)
 	}
