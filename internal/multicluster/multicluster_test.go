@@ -86,11 +86,11 @@ func dispatchedTo(worker string) *unstructured.Unstructured {
 	return workload(map[string]any{"clusterName": worker, "conditions": []any{cond("QuotaReserved", "True", ""), cond("Admitted", "True", "")}})
 }
 
-// cluster is a MultiKueueCluster whose kubeconfig is the Secret secret.
-func cluster(name string, source map[string]any) *unstructured.Unstructured {
+// cluster is the MultiKueueCluster worker1, reached through source.
+func cluster(source map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"clusterSource": source}}}
 	u.SetGroupVersionKind(ClusterGVK)
-	u.SetName(name)
+	u.SetName("worker1")
 	return u
 }
 
@@ -113,7 +113,7 @@ func forbidGets(gk schema.GroupKind) interceptor.Funcs {
 }
 
 func TestResolve(t *testing.T) {
-	good := []client.Object{dispatchedTo("worker1"), cluster("worker1", secretSource("worker1-kubeconfig")),
+	good := []client.Object{dispatchedTo("worker1"), cluster(secretSource("worker1-kubeconfig")),
 		secret("kueue-system", "worker1-kubeconfig", KubeconfigKey, Kubeconfig("https://worker1.invalid:6443", ""))}
 	type outcome struct {
 		Placement *Placement
@@ -136,7 +136,7 @@ func TestResolve(t *testing.T) {
 			want: outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1"}, Host: "https://worker1.invalid:6443"},
 		},
 		"the Secret in another Kueue namespace": {
-			objs: []client.Object{dispatchedTo("worker1"), cluster("worker1", secretSource("wk")),
+			objs: []client.Object{dispatchedTo("worker1"), cluster(secretSource("wk")),
 				secret("kueue", "wk", KubeconfigKey, Kubeconfig("https://worker1.invalid", ""))},
 			namespace: "kueue",
 			want:      outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1"}, Host: "https://worker1.invalid"},
@@ -192,35 +192,35 @@ func TestResolve(t *testing.T) {
 				PodsHidden: "cannot read MultiKueueCluster worker3: not found"}},
 		},
 		"the Secret missing": {
-			objs: []client.Object{dispatchedTo("worker1"), cluster("worker1", secretSource("worker1-kubeconfig"))},
+			objs: []client.Object{dispatchedTo("worker1"), cluster(secretSource("worker1-kubeconfig"))},
 			want: outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1",
 				PodsHidden: "cannot read Secret kueue-system/worker1-kubeconfig: not found"}},
 		},
 		"the Secret without the key": {
-			objs: []client.Object{dispatchedTo("worker1"), cluster("worker1", secretSource("worker1-kubeconfig")),
+			objs: []client.Object{dispatchedTo("worker1"), cluster(secretSource("worker1-kubeconfig")),
 				secret("kueue-system", "worker1-kubeconfig", "config", Kubeconfig("https://worker1.invalid", ""))},
 			want: outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1",
 				PodsHidden: `Secret kueue-system/worker1-kubeconfig has no key "kubeconfig"`}},
 		},
 		"the Secret malformed": {
-			objs: []client.Object{dispatchedTo("worker1"), cluster("worker1", secretSource("worker1-kubeconfig")),
+			objs: []client.Object{dispatchedTo("worker1"), cluster(secretSource("worker1-kubeconfig")),
 				secret("kueue-system", "worker1-kubeconfig", KubeconfigKey, "token: "+secretToken+"\n\t{{")},
 			want: outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1",
 				PodsHidden: `Secret kueue-system/worker1-kubeconfig: key "kubeconfig" is not a kubeconfig`}},
 		},
 		"an exec plugin refused": {
-			objs: []client.Object{dispatchedTo("worker1"), cluster("worker1", secretSource("worker1-kubeconfig")),
+			objs: []client.Object{dispatchedTo("worker1"), cluster(secretSource("worker1-kubeconfig")),
 				secret("kueue-system", "worker1-kubeconfig", KubeconfigKey, Kubeconfig("https://worker1.invalid", "\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh}"))},
 			want: outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1",
 				PodsHidden: `Secret kueue-system/worker1-kubeconfig: key "kubeconfig": user kueue runs an exec plugin`}},
 		},
 		"a kubeconfig file of Kueue's controller": {
-			objs: []client.Object{dispatchedTo("worker1"), cluster("worker1", map[string]any{"kubeConfig": map[string]any{"locationType": "Path", "location": "/etc/multikueue/kubeconfigs/worker1"}})},
+			objs: []client.Object{dispatchedTo("worker1"), cluster(map[string]any{"kubeConfig": map[string]any{"locationType": "Path", "location": "/etc/multikueue/kubeconfigs/worker1"}})},
 			want: outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1",
 				PodsHidden: "MultiKueueCluster worker1's kubeconfig is a file of Kueue's controller (locationType Path), not readable here"}},
 		},
 		"a ClusterProfile": {
-			objs: []client.Object{dispatchedTo("worker1"), cluster("worker1", map[string]any{"clusterProfileRef": map[string]any{"name": "gke-1"}})},
+			objs: []client.Object{dispatchedTo("worker1"), cluster(map[string]any{"clusterProfileRef": map[string]any{"name": "gke-1"}})},
 			want: outcome{Placement: &Placement{Workload: "trainjob-bert-abcde", Worker: "worker1",
 				PodsHidden: "MultiKueueCluster worker1 is reached through ClusterProfile gke-1, which Gantry does not read"}},
 		},
