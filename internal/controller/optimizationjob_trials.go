@@ -159,6 +159,11 @@ func (r *OptimizationJobReconciler) createTrial(ctx context.Context, s *optScope
 		if apierrors.IsAlreadyExists(err) {
 			return r.adoptExisting(ctx, s, index, tj.Name)
 		}
+		if apierrors.IsInvalid(err) {
+			// The schema or the TrainJob webhook refuses the trial: so would every retry.
+			s.broken = failed(optimization.ReasonInvalidSpec, fmt.Sprintf("trial %s is refused: %v", tj.Name, err))
+			return nil
+		}
 		return fmt.Errorf("creating trial %s: %w", tj.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(2).Info("Created trial", "trainJob", tj.Name, "index", index)

@@ -39,6 +39,10 @@ func Setup(mgr ctrl.Manager, rt *core.Runtime, clk clock.PassiveClock) error {
 		WithValidator(RuntimeValidator[*trainer.TrainingRuntime]{}).Complete(); err != nil {
 		return err
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.OptimizationJob{}).
+		WithValidator(OptimizationJobValidator{}).Complete(); err != nil {
+		return err
+	}
 	return ctrl.NewWebhookManagedBy(mgr, &trainer.ClusterTrainingRuntime{}).
 		WithValidator(RuntimeValidator[*trainer.ClusterTrainingRuntime]{}).Complete()
 }
