@@ -178,7 +178,8 @@ func TestManifests(t *testing.T) {
 		gotCRDs = append(gotCRDs, c.Name)
 	}
 	wantCRDs := []string{
-		"clustertrainingruntimes.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org", "trainjobs.trainer.kubeflow.org",
+		"clustertrainingruntimes.trainer.kubeflow.org", "optimizationjobs.trainer.kubeflow.org",
+		"trainingruntimes.trainer.kubeflow.org", "trainjobs.trainer.kubeflow.org",
 	}
 	if diff := cmp.Diff(wantCRDs, gotCRDs); diff != "" {
 		t.Errorf("CRDs (-want,+got):\n%s", diff)
@@ -207,6 +208,7 @@ func TestManifests(t *testing.T) {
 		"defaulter.trainer.kubeflow.org": {"defaulter.trainjob.trainer.kubeflow.org"},
 		"validator.trainer.kubeflow.org": {
 			"validator.clustertrainingruntime.trainer.kubeflow.org (selector)",
+			"validator.optimizationjob.trainer.kubeflow.org",
 			"validator.trainingruntime.trainer.kubeflow.org (selector)",
 			"validator.trainjob.trainer.kubeflow.org",
 		},
