@@ -23,6 +23,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -159,8 +160,9 @@ func (r *OptimizationJobReconciler) createTrial(ctx context.Context, s *optScope
 		if apierrors.IsAlreadyExists(err) {
 			return r.adoptExisting(ctx, s, index, tj.Name)
 		}
-		if apierrors.IsInvalid(err) {
-			// The schema or the TrainJob webhook refuses the trial: so would every retry.
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) && strings.Contains(err.Error(), "admission webhook") {
+			// The schema or the TrainJob webhook (a denial is 403) refuses the trial: so would
+			// every retry.
 			s.broken = failed(optimization.ReasonInvalidSpec, fmt.Sprintf("trial %s is refused: %v", tj.Name, err))
 			return nil
 		}

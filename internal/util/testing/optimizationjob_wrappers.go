@@ -133,3 +133,13 @@ func (w *OptimizationJobWrapper) UID(uid string) *OptimizationJobWrapper {
 	w.ObjectMeta.UID = k8stypes.UID(uid)
 	return w
 }
+
+// TemplateRuntimeRef points the template at the runtime of the given kind and name.
+func (w *OptimizationJobWrapper) TemplateRuntimeRef(kind, name string) *OptimizationJobWrapper {
+	w.Spec.TrainJobTemplate.Spec.RuntimeRef = trainer.RuntimeRef{
+		APIGroup: ptr.To(trainer.GroupVersion.Group),
+		Kind:     ptr.To(kind),
+		Name:     name,
+	}
+	return w
+}
