@@ -24,6 +24,9 @@ limitations under the License.
 //	local-cluster restart NAME      restart one component (gantry-manager is rebuilt)
 //	local-cluster logs [NAME]       print a component's log (all components with --tail N)
 //	local-cluster demo [flags]      up, then run the example TrainJobs and watch them
+//
+// With --multikueue each command acts on the multi-cluster layout instead (a MultiKueue manager
+// and two workers, see multikueue.go), or with --cluster NAME on one of its clusters.
 package main
 
 import (
@@ -71,6 +74,9 @@ func run(args []string) error {
 	names, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	if opts.multiKueue {
+		return runFleet(ctx, cmd, names, fs, opts)
 	}
 	c, err := opts.cluster(fs)
 	if err != nil {
@@ -124,6 +130,10 @@ type options struct {
 	keepData       bool
 	demoTimeout    string
 	tail           int
+	// The multi-cluster layout (multikueue.go).
+	multiKueue    bool
+	member        string
+	withoutGantry string
 }
 
 func bindFlags(fs *flag.FlagSet) *options {
@@ -144,6 +154,9 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.portOffset, "port-offset", "0", "add this to every default port (a second cluster beside the first); 'auto': the first of 20000, 20100, ... at which every port is free")
 	fs.StringVar(&o.demoTimeout, "timeout", "10m", "demo: how long to wait for the example jobs")
 	fs.IntVar(&o.tail, "tail", 0, "logs: only the last N lines (0: all)")
+	fs.BoolVar(&o.multiKueue, "multikueue", false, "act on the multi-cluster layout: a MultiKueue manager and two workers (default state directory <root>/.state/multikueue, ports from 12000)")
+	fs.StringVar(&o.member, "cluster", "", "with --multikueue: act on this cluster only (manager, worker1, worker2); 'up --cluster NAME' starts a stopped one again, keeping its data")
+	fs.StringVar(&o.withoutGantry, "worker-without-gantry", "", "with --multikueue: start this worker without Gantry (to see the MultiKueue suite fail)")
 	for _, p := range o.settings.Ports.Fields() {
 		fs.IntVar(p.Port, p.Name+"-port", *p.Port, "port of "+p.Name+" on 127.0.0.1")
 	}
@@ -155,18 +168,7 @@ func bindFlags(fs *flag.FlagSet) *options {
 func (o *options) cluster(fs *flag.FlagSet) (*localcluster.Cluster, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	root := o.root
-	if root == "" {
-		var err error
-		if root, err = findRoot(); err != nil {
-			return nil, err
-		}
-	}
-	state := o.stateDir
-	if state == "" {
-		state = localcluster.DefaultStateDir(root)
-	}
-	state, err := filepath.Abs(state)
+	root, state, err := o.locate(localcluster.DefaultStateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +214,25 @@ func (o *options) cluster(fs *flag.FlagSet) (*localcluster.Cluster, error) {
 	return c, nil
 }
 
+// locate finds the checkout and the state directory (defaultDir's when --state-dir is not given).
+func (o *options) locate(defaultDir func(root string) string) (string, string, error) {
+	root := o.root
+	if root == "" {
+		var err error
+		if root, err = findRoot(); err != nil {
+			return "", "", err
+		}
+	}
+	state := o.stateDir
+	if state == "" {
+		state = defaultDir(root)
+	}
+	state, err := filepath.Abs(state)
+	return root, state, err
+}
+
 // nonSettingFlags do not change what the cluster is.
-var nonSettingFlags = map[string]bool{"root": true, "state-dir": true, "keep-data": true, "timeout": true, "tail": true}
+var nonSettingFlags = map[string]bool{"root": true, "state-dir": true, "keep-data": true, "timeout": true, "tail": true, "multikueue": true, "cluster": true}
 
 // findRoot walks up from the working directory to Gantry's go.mod.
 func findRoot() (string, error) {
@@ -240,20 +259,25 @@ func status(ctx context.Context, c *localcluster.Cluster) error {
 		return err
 	}
 	fmt.Printf("state directory %s\nexport KUBECONFIG=%s\n\n", c.StateDir, c.Kubeconfig())
+	rss := c.RSS()
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(w, "COMPONENT\tPID\tHEALTH\tENDPOINT")
+	_, _ = fmt.Fprintln(w, "COMPONENT\tPID\tRSS\tHEALTH\tENDPOINT")
 	unhealthy := 0
 	for _, s := range states {
-		pid, health := "-", "ok"
+		pid, mem, health := "-", "-", "ok"
 		if s.Running {
 			pid = fmt.Sprint(s.PID)
+		}
+		if v, ok := rss[s.Name]; ok {
+			mem = localcluster.MiB(v)
 		}
 		if s.Health != nil {
 			health = s.Health.Error()
 			unhealthy++
 		}
-		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, pid, health, s.Endpoint)
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, pid, mem, health, s.Endpoint)
 	}
+	_, _ = fmt.Fprintf(w, "total\t\t%s\t\t\n", localcluster.MiB(localcluster.TotalRSS(rss)))
 	if err := w.Flush(); err != nil {
 		return err
 	}

@@ -261,8 +261,14 @@ func (c *Cluster) prepareKueue(ctx context.Context) error {
 	if err := apply(ctx, cl, whs...); err != nil {
 		return err
 	}
+	return c.writeConfig("kueue.yaml", c.kueueConfig())
+}
+
+// kueueConfig is Kueue's Configuration: the TrainJob integration, webhooks and health on
+// 127.0.0.1, the certificate rotation as installed; a MultiKueue manager's also sets MultiKueue up.
+func (c *Cluster) kueueConfig() map[string]any {
 	p := c.Settings.Ports
-	return c.writeConfig("kueue.yaml", map[string]any{
+	cfg := map[string]any{
 		"apiVersion":                 "config.kueue.x-k8s.io/v1beta2",
 		"kind":                       "Configuration",
 		"namespace":                  kueueNamespace,
@@ -277,7 +283,12 @@ func (c *Cluster) prepareKueue(ctx context.Context) error {
 		"integrations": map[string]any{"frameworks": []string{"trainer.kubeflow.org/trainjob"}},
 		// The visibility API needs an aggregated apiserver setup this cluster does not have.
 		"featureGates": map[string]any{"VisibilityOnDemand": false},
-	})
+	}
+	if c.Settings.MultiKueue {
+		cfg["featureGates"].(map[string]any)["MultiKueue"] = true
+		cfg["multiKueue"] = multiKueueConfig()
+	}
+	return cfg
 }
 
 // kueueCRDs reads the CRDs Kueue's crd kustomization lists and applies its conversion patches,
@@ -355,6 +366,10 @@ metadata: {name: smoke, namespace: default}
 spec:
   runtimeRef: {name: torch-distributed}
 `}
+	if c.Settings.WithoutGantry {
+		// No TrainJob CRD, no Gantry webhooks: JobSet's (and Kueue's) are there to answer.
+		objs = objs[:1]
+	}
 	if c.Settings.Kueue {
 		objs = append(objs, `
 apiVersion: kueue.x-k8s.io/v1beta2

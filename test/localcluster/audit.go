@@ -24,7 +24,8 @@ import (
 
 // auditPolicy records, at Metadata level, every write to the objects Gantry creates or whose
 // state it owns (the reliability suite's record of who wrote what), and every request of the
-// manager (the e2e suite's record of which RBAC rules it uses), and nothing else: a small log
+// manager (the e2e suite's record of which RBAC rules it uses) and of the MultiKueue manager's
+// Kueue on a worker (the MultiKueue suite's check of MultiKueueWorkerRules), and nothing else: a small log
 // that still shows each such request with its user, verb, object and response code.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -44,7 +45,7 @@ rules:
   - group: scheduling.volcano.sh
     resources: [podgroups]
 - level: Metadata
-  users: ["` + ManagerUser + `"]
+  users: ["` + ManagerUser + `", "` + MultiKueueWorkerUser + `"]
 - level: None
 `
 

@@ -210,7 +210,7 @@ func (c *Cluster) gantryComponent() component {
 	return component{
 		name: "gantry-manager", binary: c.path("bin", "manager"),
 		ports:   []int{p.GantryWebhook, p.GantryHealth, p.GantryMetrics, p.GantryStatus},
-		enabled: true,
+		enabled: !c.Settings.WithoutGantry,
 		args: append([]string{
 			"--config", c.path("config", "gantry.yaml"),
 			"--webhook-cert-dir", c.path("certs", "gantry-manager"),

@@ -118,6 +118,13 @@ type Settings struct {
 	// Gantry owns and of every request of the manager (auditPolicy): the reliability suite's
 	// record of who wrote what, and the e2e suite's of which RBAC rules the manager uses.
 	Audit bool `json:"audit,omitempty"`
+	// WithoutGantry leaves Gantry out entirely: no manager, CRDs, webhooks nor runtimes. A worker
+	// of the multi-cluster layout is started so (--worker-without-gantry) to show that the
+	// MultiKueue suite fails, and how, when a worker cannot run TrainJobs.
+	WithoutGantry bool `json:"withoutGantry,omitempty"`
+	// MultiKueue makes this cluster's Kueue a MultiKueue manager (multiKueueConfig): the manager
+	// of the multi-cluster layout (Fleet), which dispatches queued jobs to the workers.
+	MultiKueue bool `json:"multiKueue,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes as "5s".
@@ -169,6 +176,9 @@ func (s Settings) Validate() error {
 	}
 	if s.Nodes.NodesPerRack < 1 {
 		errs = append(errs, fmt.Errorf("nodes per rack: %d, want at least 1", s.Nodes.NodesPerRack))
+	}
+	if s.MultiKueue && !s.Kueue {
+		errs = append(errs, errors.New("a MultiKueue manager runs Kueue: set Kueue too"))
 	}
 	if s.PodDuration.Duration < 0 {
 		errs = append(errs, fmt.Errorf("pod duration: %s, want 0 or more", s.PodDuration))

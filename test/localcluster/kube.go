@@ -51,6 +51,16 @@ func (c *Cluster) writeKubeconfig(caPEM []byte, token string) error {
 }
 
 func (c *Cluster) writeKubeconfigAs(path, user string, caPEM []byte, token string) error {
+	data, err := c.kubeconfigFor(user, caPEM, token)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, data, 0o600)
+}
+
+// kubeconfigFor is a kubeconfig reaching the cluster as user, with the CA and the token inline
+// (MultiKueue refuses files in a kubeconfig).
+func (c *Cluster) kubeconfigFor(user string, caPEM []byte, token string) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["gantry-local"] = &clientcmdapi.Cluster{
 		Server:                   fmt.Sprintf("https://127.0.0.1:%d", c.Settings.Ports.APIServer),
@@ -59,11 +69,7 @@ func (c *Cluster) writeKubeconfigAs(path, user string, caPEM []byte, token strin
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
 	cfg.Contexts["gantry-local"] = &clientcmdapi.Context{Cluster: "gantry-local", AuthInfo: user, Namespace: "default"}
 	cfg.CurrentContext = "gantry-local"
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(path, data, 0o600)
+	return clientcmd.Write(*cfg)
 }
 
 // The Gantry manager runs as the ServiceAccount config/rbac ships, bound to exactly the roles

@@ -204,21 +204,31 @@ func portFree(port int) bool {
 // every port is free, so concurrent clusters of different checkouts (CI jobs, worktrees) do not
 // collide.
 func FreePortOffset(p Ports, start, step, attempts int) (int, error) {
+	return FreeFleetPortOffset(p, 1, start, step, attempts)
+}
+
+// FreeFleetPortOffset is FreePortOffset for a fleet of n clusters, the i-th at the offset plus
+// i*MemberPortSpacing.
+func FreeFleetPortOffset(p Ports, n, start, step, attempts int) (int, error) {
 	for i := range attempts {
 		offset := start + i*step
-		shifted := p.Offset(offset)
-		free := true
-		for _, f := range shifted.Fields() {
-			if !portFree(*f.Port) {
-				free = false
-				break
-			}
-		}
-		if free {
+		if portsFree(p, n, offset) {
 			return offset, nil
 		}
 	}
 	return 0, fmt.Errorf("no port offset from %d in steps of %d leaves every port free", start, step)
+}
+
+func portsFree(p Ports, n, offset int) bool {
+	for member := range n {
+		shifted := p.Offset(offset + member*MemberPortSpacing)
+		for _, f := range shifted.Fields() {
+			if !portFree(*f.Port) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // LogTail returns the last n lines of a component's log.
