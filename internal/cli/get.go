@@ -44,7 +44,7 @@ type getOptions struct {
 func newGetCommand(o *Options) *cobra.Command {
 	g := &getOptions{Options: o}
 	cmd := &cobra.Command{
-		Use:     "get NAME",
+		Use:     "get NAME | optimizationjob/NAME",
 		Aliases: []string{"describe"},
 		Short:   "Show one TrainJob: state, steps, progress, conditions and recent events",
 		Long: `Show one TrainJob: its state and why, the runtime, size and Kueue queue, the steps (the
@@ -58,12 +58,18 @@ otherwise Worker says what could not be read. Before it is dispatched, Worker sa
 state holds it.
 
 -o json and -o yaml print a versioned view document (apiVersion gantry.dev/v1, kind
-TrainJobView) for scripts and agents; its fields only grow within a version.`,
+TrainJobView) for scripts and agents; its fields only grow within a version.
+
+optimizationjob/NAME (or oj/NAME) shows an OptimizationJob: its objective, algorithm and trial
+counts, the best trial so far with its parameters and objective, the parameters' search spaces,
+the trials (state, values, objective; the best marked *) and the conditions. Its -o json is an
+OptimizationJobView.`,
 		Example: `  gantry get my-job
+  gantry get optimizationjob/my-search
   gantry get my-job -o json | jq .state
   gantry get my-job -o jsonpath='{.progress.percent}'`,
 		Args:              exactlyOneName,
-		ValidArgsFunction: o.completeJobs,
+		ValidArgsFunction: o.completeGetNames,
 		RunE:              func(cmd *cobra.Command, args []string) error { return g.run(cmd.Context(), args[0]) },
 	}
 	g.out = addOutputFlags(cmd, false)
@@ -73,7 +79,14 @@ TrainJobView) for scripts and agents; its fields only grow within a version.`,
 	return cmd
 }
 
-func (g *getOptions) run(ctx context.Context, name string) error {
+func (g *getOptions) run(ctx context.Context, arg string) error {
+	optimizationJob, name, err := splitKind(arg)
+	switch {
+	case err != nil:
+		return err
+	case optimizationJob:
+		return g.getOptimization(ctx, name)
+	}
 	if g.local {
 		return g.getLocal(name)
 	}

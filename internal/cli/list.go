@@ -55,7 +55,9 @@ RESTARTS and MESSAGE; MESSAGE names the worker of a job Kueue's MultiKueue dispa
 counts the devices (GPUs or other extended resources) per node.
 
 STATE is one of Queued, Suspended, Created, Running, Restarting, Complete, Failed, derived from
-the TrainJob's conditions, spec.suspend, status.jobsStatus and Kueue's Workload.`,
+the TrainJob's conditions, spec.suspend, status.jobsStatus and Kueue's Workload.
+
+"gantry list optimizationjobs" lists OptimizationJobs instead.`,
 		Example: `  gantry list
   gantry list -A --state Running,Queued
   gantry list --runtime torch-distributed -o name
@@ -71,6 +73,7 @@ the TrainJob's conditions, spec.suspend, status.jobsStatus and Kueue's Workload.
 	cmd.Flags().BoolVarP(&lo.watch, "watch", "w", false, "After the list, print each TrainJob again when it changes.")
 	_ = cmd.RegisterFlagCompletionFunc("runtime", o.completeRuntimes)
 	_ = cmd.RegisterFlagCompletionFunc("state", completeStates)
+	cmd.AddCommand(newListOptimizationsCommand(o))
 	return cmd
 }
 

@@ -80,7 +80,7 @@ steps with their pods, progress, logs and events. It also runs as the kubectl pl
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
 	root.AddGroup(&cobra.Group{ID: "jobs", Title: "TrainJobs:"}, &cobra.Group{ID: otherGroup, Title: "Other commands:"})
 	for _, c := range []*cobra.Command{
-		newTrainCommand(o), newRunCommand(o), newListCommand(o), newGetCommand(o),
+		newTrainCommand(o), newOptimizeCommand(o), newRunCommand(o), newListCommand(o), newGetCommand(o),
 		newLogsCommand(o), newWaitCommand(o), newEventsCommand(o), newDeleteCommand(o),
 		newSuspendCommand(o, true), newSuspendCommand(o, false),
 	} {

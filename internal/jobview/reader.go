@@ -71,6 +71,7 @@ func StaticMapper() meta.RESTMapper {
 		scope meta.RESTScope
 	}{
 		{trainer.GroupVersion.WithKind(trainer.TrainJobKind), meta.RESTScopeNamespace},
+		{trainer.GroupVersion.WithKind(trainer.OptimizationJobKind), meta.RESTScopeNamespace},
 		{trainer.GroupVersion.WithKind(trainer.TrainingRuntimeKind), meta.RESTScopeNamespace},
 		{trainer.GroupVersion.WithKind(trainer.ClusterTrainingRuntimeKind), meta.RESTScopeRoot},
 		{jobset.SchemeGroupVersion.WithKind("JobSet"), meta.RESTScopeNamespace},
