@@ -35,6 +35,7 @@ import (
 
 	"github.com/gantry-ml/gantry/internal/jobview"
 	"github.com/gantry-ml/gantry/internal/multicluster"
+	"github.com/gantry-ml/gantry/internal/optimization"
 	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
@@ -68,6 +69,16 @@ func (s *Server) funcs() template.FuncMap {
 			}
 			return strings.ToUpper(s[:1]) + s[1:]
 		},
+		"optimizationURL": func(ns, name string) string {
+			return "/optimizationjobs/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
+		},
+		"objective": func(t *optimization.Trial) string {
+			if t == nil || t.Objective == nil {
+				return "-"
+			}
+			return optimization.FormatValue(*t.Objective)
+		},
+		"add":   func(a, b int) int { return a + b },
 		"has":   slices.Contains[[]trainjob.State],
 		"count": thousands,
 	}

@@ -92,6 +92,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /live/jobs/{ns}/{name}", s.limitStreams(http.HandlerFunc(s.jobLive)))
 	mux.Handle("GET /logs/{ns}/{name}", s.limitStreams(http.HandlerFunc(s.logs)))
 	mux.HandleFunc("GET /runtimes", s.runtimesPage)
+	mux.HandleFunc("GET /optimizationjobs", s.optimizationsPage)
+	mux.HandleFunc("GET /optimizationjobs/{ns}/{name}", s.optimizationPage)
 	if s.Metrics {
 		mux.HandleFunc("GET /metrics", s.metrics)
 	}

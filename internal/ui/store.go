@@ -57,6 +57,10 @@ type Store struct {
 
 	mu        sync.RWMutex
 	workloads bool // whether the Workload informer runs (Kueue installed and readable)
+	// optimizations: whether the OptimizationJob informer runs (optimization.go); else
+	// optimizationsOff says why not.
+	optimizations    bool
+	optimizationsOff string
 }
 
 // StoreOptions scope what the store watches.
@@ -132,6 +136,7 @@ func (s *Store) Start(ctx context.Context) error {
 		return fmt.Errorf("the informers did not sync: can this user list and watch TrainJobs, pods and runtimes?")
 	}
 	s.startWorkloads(ctx)
+	s.startOptimizationJobs(ctx)
 	if s.persist != nil {
 		for _, err := range s.persist.restore(ctx) {
 			s.warn(err)
