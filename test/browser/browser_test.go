@@ -197,6 +197,8 @@ type expectation struct {
 	SpamJob        string                  `json:"spamJob"`
 	ScaleNamespace string                  `json:"scaleNamespace"`
 	ScaleJobs      int                     `json:"scaleJobs"`
+	// Optimization is the OptimizationJob page's (optimization_fixture_test.go).
+	Optimization optimizationExpectation `json:"optimization"`
 }
 
 type runtimeUsage struct {

@@ -128,6 +128,7 @@ func (f *fixture) create(fwk *framework.Framework) expectation {
 	f.must(f.c.Create(f.ctx, trainingRuntimeOf(f.ns, "team-a-private")))
 	f.reader(exp.UserNamespace, "alice")
 	f.scale(exp.ScaleNamespace, exp.ScaleJobs)
+	exp.Optimization = f.optimization()
 	kubeconfig, err := fwk.WriteKubeconfig(f.t.TempDir())
 	f.must(err)
 	exp.States = listStates(f.t, kubeconfig, f.ns)

@@ -173,6 +173,36 @@ try {
   await axeCheck(page, "Runtimes page");
   await page.screenshot({ path: `${artifacts}/runtimes.png`, fullPage: true });
 
+  // 6b. OptimizationJobs: reached from the nav; the page's trials link to their TrainJob pages
+  // with their objectives, the best is highlighted, and each parameter has a scatter (inline SVG).
+  const opt = expected.optimization;
+  await page.goto(`${env.UI_URL}/jobs`);
+  await Promise.all([page.waitForURL(/\/optimizationjobs$/), page.click('nav[aria-label="Main"] a[href="/optimizationjobs"]')]);
+  const listed = await page.$eval(`tr[data-optimizationjob="${opt.namespace}/${opt.name}"] .best-value`, (td) => td.textContent).catch(() => null);
+  check(listed === opt.objectives[opt.trials.indexOf(opt.best)], `OptimizationJobs: ${opt.name} listed with its best objective ${listed}`);
+  await axeCheck(page, "OptimizationJobs page");
+  await Promise.all([page.waitForURL(new RegExp(`/optimizationjobs/${opt.namespace}/${opt.name}$`)),
+    page.click(`tr[data-optimizationjob="${opt.namespace}/${opt.name}"] a`)]);
+  const trials = await page.$$eval("tr[data-trial]", (trs) => trs.map((tr) => [tr.dataset.trial,
+    tr.querySelector("a").getAttribute("href"), tr.querySelector(".objective").textContent, tr.classList.contains("best")]));
+  check(JSON.stringify(trials.map((t) => t[0])) === JSON.stringify(opt.trials), `OptimizationJob page: trials ${trials.map((t) => t[0])}`, JSON.stringify(opt.trials));
+  check(trials.every((t) => t[1] === `/jobs/${opt.namespace}/${t[0]}`), "OptimizationJob page: each trial links to its TrainJob page");
+  check(JSON.stringify(trials.map((t) => t[2])) === JSON.stringify(opt.objectives), `OptimizationJob page: objectives ${trials.map((t) => t[2])}`, JSON.stringify(opt.objectives));
+  const best = trials.filter((t) => t[3]).map((t) => t[0]);
+  const bestBg = await page.$eval("tr.best td", (td) => getComputedStyle(td).backgroundColor).catch(() => null);
+  check(JSON.stringify(best) === JSON.stringify([opt.best]) && bestBg && bestBg !== "rgba(0, 0, 0, 0)",
+    `OptimizationJob page: ${best} highlighted (${bestBg})`, opt.best);
+  for (const [param, n] of Object.entries(opt.points)) {
+    const dots = await page.$$eval(`figure[data-parameter="${param}"] svg circle`, (cs) => cs.map((c) => c.classList.contains("best")));
+    const box = await page.$eval(`figure[data-parameter="${param}"] svg`, (s) => s.getBoundingClientRect().width).catch(() => 0);
+    check(dots.length === n && dots.filter(Boolean).length === 1 && box > 100,
+      `OptimizationJob page: the ${param} scatter draws ${dots.length} trials, the best marked, ${box}px wide`, `want ${n}`);
+  }
+  await axeCheck(page, "OptimizationJob page");
+  await page.screenshot({ path: `${artifacts}/optimizationjob.png`, fullPage: true });
+  await Promise.all([page.waitForURL(new RegExp(`/jobs/${opt.namespace}/${opt.best}$`)), page.click(`tr[data-trial="${opt.best}"] a`)]);
+  check((await page.textContent("h1")).includes(opt.best), `OptimizationJob page: the best trial's link opens its TrainJob page`);
+
   // 7. Token mode: no token, 401; a user of one namespace is refused another, its stream too.
   const anon = await watchCSP(await browser.newPage());
   const res = await anon.goto(`${env.AUTH_URL}/jobs?ns=${expected.userNamespace}`);
