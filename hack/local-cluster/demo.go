@@ -59,8 +59,9 @@ func demo(ctx context.Context, c *localcluster.Cluster, o *options) error {
 	if err != nil {
 		return fmt.Errorf("--timeout: %w", err)
 	}
-	// The demo's jobs show live in the web UI too; the link is printed at the end.
-	c.Settings.UI = true
+	// The demo's jobs show live in the web UI too, the link printed at the end, with progress
+	// and a loss curve reported for them.
+	c.Settings.UI, c.Settings.Progress = true, true
 	if err := c.Up(ctx); err != nil {
 		return err
 	}

@@ -149,6 +149,7 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.DurationVar(&s.PodDuration.Duration, "pod-duration", s.PodDuration.Duration, "how long a simulated pod runs before it succeeds (per pod: annotation sim.gantry.dev/duration)")
 	fs.BoolVar(&s.Kueue, "kueue", s.Kueue, "also run Kueue (needs 'hack/toolchain.sh kueue')")
 	fs.BoolVar(&s.UI, "ui", s.UI, "also serve the web UI (gantry ui) on 127.0.0.1 (the demo turns it on)")
+	fs.BoolVar(&s.Progress, "progress", s.Progress, "also run the progress reporter: running TrainJob pods report progress and a simulated loss to the status server (the demo turns it on)")
 	fs.BoolVar(&s.Audit, "audit", s.Audit, "write the apiserver's audit log (logs/audit.log): the manager's requests and the writes to what Gantry owns")
 	fs.BoolVar(&o.keepData, "keep-data", false, "keep etcd's data when starting a stopped cluster")
 	fs.StringVar(&o.portOffset, "port-offset", "0", "add this to every default port (a second cluster beside the first); 'auto': the first of 20000, 20100, ... at which every port is free")

@@ -52,7 +52,7 @@ type component struct {
 
 // componentNames is the start order; down stops them in reverse.
 var componentNames = []string{
-	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "jobset", "gantry-manager", ManagerReplica, "kueue", "gantry-ui",
+	"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "jobset", "gantry-manager", ManagerReplica, "kueue", "gantry-ui", ProgressReporter,
 }
 
 // pkiSet is the cluster's PKI: one CA for the control plane and JobSet, and one CA each for the
@@ -164,9 +164,10 @@ func (c *Cluster) Up(ctx context.Context) error {
 	if saved, ok, err := c.LoadSettings(); err != nil {
 		return err
 	} else if ok && running {
-		// Kueue and the UI can be added to a running cluster; anything else needs a fresh one.
+		// Kueue, the UI and the progress reporter can be added to a running cluster; anything
+		// else needs a fresh one.
 		want := c.Settings
-		want.Kueue, want.UI = saved.Kueue, saved.UI
+		want.Kueue, want.UI, want.Progress = saved.Kueue, saved.UI, saved.Progress
 		if !reflect.DeepEqual(want, saved) {
 			running, _ := json.Marshal(saved)
 			asked, _ := json.Marshal(want)
@@ -174,6 +175,7 @@ func (c *Cluster) Up(ctx context.Context) error {
 		}
 		c.Settings.Kueue = c.Settings.Kueue || saved.Kueue
 		c.Settings.UI = c.Settings.UI || saved.UI
+		c.Settings.Progress = c.Settings.Progress || saved.Progress
 	}
 	if err := c.checkBinaries(c.components()); err != nil {
 		return err
@@ -219,8 +221,8 @@ func (c *Cluster) Up(ctx context.Context) error {
 func (c *Cluster) checkBinaries(comps []component) error {
 	var missing []string
 	for _, comp := range comps {
-		// The manager and the UI are built from the checkout when they start.
-		if !comp.enabled || comp.name == "gantry-manager" || comp.name == "gantry-ui" {
+		// The manager, the UI and the progress reporter are built from the checkout when they start.
+		if !comp.enabled || comp.name == "gantry-manager" || comp.name == "gantry-ui" || comp.name == ProgressReporter {
 			continue
 		}
 		if _, err := os.Stat(comp.binary); err != nil {

@@ -46,7 +46,7 @@ func (c *Cluster) components() []component {
 	return []component{
 		c.etcdComponent(), c.apiserverComponent(), c.controllerManagerComponent(), c.schedulerComponent(),
 		c.kwokComponent(), c.jobSetComponent(), c.gantryComponent(), c.gantryReplicaComponent(), c.kueueComponent(),
-		c.uiComponent(),
+		c.uiComponent(), c.progressReporterComponent(),
 	}
 }
 

@@ -52,6 +52,9 @@ type Ports struct {
 	// GantryUI is `gantry ui`'s address (Settings.UI); settings saved before it existed get the
 	// default shifted as their apiserver's port was (LoadSettings).
 	GantryUI int `json:"gantryUI,omitempty"`
+	// ProgressReporter is the health address of the progress reporter (Settings.Progress);
+	// settings saved before it existed get the default shifted as GantryUI.
+	ProgressReporter int `json:"progressReporter,omitempty"`
 }
 
 // DefaultPorts are the well-known ports of each component, moved where two components would
@@ -61,7 +64,7 @@ func DefaultPorts() Ports {
 		Etcd: 2379, EtcdPeer: 2380, APIServer: 6443, ControllerManager: 10257, Scheduler: 10259, Kwok: 10247,
 		JobSetWebhook: 9444, JobSetHealth: 8082,
 		GantryWebhook: 9443, GantryHealth: 8081, GantryMetrics: 8443, GantryStatus: 10443,
-		KueueWebhook: 9445, KueueHealth: 8083, GantryUI: 8090,
+		KueueWebhook: 9445, KueueHealth: 8083, GantryUI: 8090, ProgressReporter: 8091,
 	}
 }
 
@@ -89,6 +92,7 @@ func (p *Ports) Fields() []PortField {
 		{"gantry-webhook", &p.GantryWebhook}, {"gantry-health", &p.GantryHealth},
 		{"gantry-metrics", &p.GantryMetrics}, {"gantry-status", &p.GantryStatus},
 		{"kueue-webhook", &p.KueueWebhook}, {"kueue-health", &p.KueueHealth}, {"gantry-ui", &p.GantryUI},
+		{"progress-reporter", &p.ProgressReporter},
 	}
 }
 
@@ -114,6 +118,9 @@ type Settings struct {
 	// UI also serves `gantry ui` (kubeconfig mode, history in ConfigMaps) on 127.0.0.1; UILink
 	// is its login link.
 	UI bool `json:"ui,omitempty"`
+	// Progress also runs the progress reporter: running TrainJob pods report progress, ETA and
+	// a simulated loss to the status server as training code would (progress-reporter).
+	Progress bool `json:"progress,omitempty"`
 	// Audit makes the apiserver write an audit log (logs/audit.log) of the writes to the objects
 	// Gantry owns and of every request of the manager (auditPolicy): the reliability suite's
 	// record of who wrote what, and the e2e suite's of which RBAC rules the manager uses.
@@ -246,6 +253,10 @@ func (c *Cluster) LoadSettings() (Settings, bool, error) {
 	if s.Ports.GantryUI == 0 {
 		d := DefaultPorts()
 		s.Ports.GantryUI = d.GantryUI + s.Ports.APIServer - d.APIServer
+	}
+	if s.Ports.ProgressReporter == 0 {
+		d := DefaultPorts()
+		s.Ports.ProgressReporter = d.ProgressReporter + s.Ports.APIServer - d.APIServer
 	}
 	return s, true, nil
 }
