@@ -79,7 +79,7 @@ var _ = ginkgo.Describe("OptimizationJob pages", func() {
 		gomega.Expect(jobs).To(gomega.ContainSubstring(`<a href="/optimizationjobs">Optimization</a>`))
 		gomega.Eventually(func() string {
 			_, body := get("/optimizationjobs?ns=" + ns)
-			return regexp.MustCompile(`(?s)<tr data-optimizationjob="`+ns+`/search".*?</tr>`).FindString(body)
+			return regexp.MustCompile(`(?s)<tr data-optimizationjob="` + ns + `/search".*?</tr>`).FindString(body)
 		}, 10*time.Second).Should(gomega.SatisfyAll(
 			gomega.ContainSubstring("<td>2/3</td>"),
 			gomega.ContainSubstring(`<td class="best-value">0.93</td>`),
