@@ -30,7 +30,7 @@ const (
 	// QueueLabel puts a TrainJob in a Kueue LocalQueue.
 	QueueLabel = "kueue.x-k8s.io/queue-name"
 	// PrebuiltWorkloadLabel marks the copy MultiKueue creates on a worker cluster: the manager
-	// cluster's Workload admitted it.
+	// cluster's Workload admitted it. A label, or in Kueue v0.19 an annotation (PrebuiltWorkload).
 	PrebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name"
 	// WorkloadJobUIDLabel is on each Kueue Workload, with the UID of the job it stands for.
 	WorkloadJobUIDLabel = "kueue.x-k8s.io/job-uid"
@@ -43,6 +43,16 @@ const (
 // MultiKueue runs on a worker: nothing is built for it where it is.
 func DispatchedByMultiKueue(tj *trainer.TrainJob) bool {
 	return ptr.Deref(tj.Spec.ManagedBy, "") == trainer.ManagedByMultiKueue
+}
+
+// PrebuiltWorkload names the Kueue Workload made ahead for tj (MultiKueue's copy on a worker),
+// "" for none. Kueue v0.19 writes it as an annotation (its WorkloadIdentifierAnnotations gate, on
+// by default), earlier versions as a label of the same key.
+func PrebuiltWorkload(tj *trainer.TrainJob) string {
+	if name := tj.Annotations[PrebuiltWorkloadLabel]; name != "" {
+		return name
+	}
+	return tj.Labels[PrebuiltWorkloadLabel]
 }
 
 // MultiKueueWorkerCopy reports whether tj is the copy MultiKueue made on a worker cluster:
@@ -76,8 +86,10 @@ func SizeOwner(tj *trainer.TrainJob, hasWorkload bool) string {
 		return fmt.Sprintf("%s (spec.managedBy)", *tj.Spec.ManagedBy)
 	case tj.Labels[QueueLabel] != "":
 		return fmt.Sprintf("Kueue (queue %q)", tj.Labels[QueueLabel])
-	case tj.Labels[PrebuiltWorkloadLabel] != "":
-		return fmt.Sprintf("Kueue (MultiKueue workload %q)", tj.Labels[PrebuiltWorkloadLabel])
+	case PrebuiltWorkload(tj) != "":
+		return fmt.Sprintf("Kueue (MultiKueue workload %q)", PrebuiltWorkload(tj))
+	case MultiKueueWorkerCopy(tj):
+		return fmt.Sprintf("Kueue (MultiKueue, from %q)", tj.Labels[MultiKueueOriginLabel])
 	case hasWorkload:
 		return "Kueue (a Workload of this TrainJob)"
 	}

@@ -43,6 +43,14 @@ func TestSizeOwner(t *testing.T) {
 		"an empty queue label is no queue": {tj: utiltesting.MakeTrainJobWrapper("ns", "tj").Label(QueueLabel, "").Obj(), wantGantry: true},
 		"MultiKueue's copy on a worker": {tj: utiltesting.MakeTrainJobWrapper("ns", "tj").Label(PrebuiltWorkloadLabel, "wl").Obj(),
 			want: `Kueue (MultiKueue workload "wl")`, wantGantry: true},
+		// Kueue v0.19's WorkloadIdentifierAnnotations (on by default) moves the name to an
+		// annotation of the same key.
+		"MultiKueue's copy on a worker, v0.19: the workload in an annotation": {
+			tj:   utiltesting.MakeTrainJobWrapper("ns", "tj").Annotation(PrebuiltWorkloadLabel, "wl").Label(MultiKueueOriginLabel, "multikueue").Obj(),
+			want: `Kueue (MultiKueue workload "wl")`, wantGantry: true},
+		"MultiKueue's copy on a worker, by its origin alone": {
+			tj:   utiltesting.MakeTrainJobWrapper("ns", "tj").Label(MultiKueueOriginLabel, "multikueue").Obj(),
+			want: `Kueue (MultiKueue, from "multikueue")`, wantGantry: true},
 		"a Workload without a queue label": {tj: utiltesting.MakeTrainJobWrapper("ns", "tj").Obj(), hasWorkload: true,
 			want: "Kueue (a Workload of this TrainJob)", wantGantry: true},
 	}
