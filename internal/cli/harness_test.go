@@ -186,7 +186,7 @@ func torchRuntime() *trainer.ClusterTrainingRuntime {
 // bert is a TrainJob of torch-distributed in "default" whose trainer runs.
 func bert() *trainer.TrainJob {
 	return utiltesting.MakeTrainJobWrapper("default", "bert").RuntimeRef(trainer.ClusterTrainingRuntimeKind, "torch-distributed").
-		Created(testCreated).JobsStatus(nodeJobStatus(2)).Obj()
+		Created(testCreated).JobsStatus(runningNodes()).Obj()
 }
 
 func completeJob(name string) *trainer.TrainJob {
@@ -199,9 +199,9 @@ func failedTrainJob(name string) *trainer.TrainJob {
 		Created(testCreated).Condition(condition(trainer.TrainJobFailed, "FailedJobs", "jobset failed: node-0 reached its backoff limit")).Obj()
 }
 
-// nodeJobStatus is the replicated job "node" with active Jobs.
-func nodeJobStatus(active int32) trainer.JobStatus {
-	return trainer.JobStatus{Name: "node", Active: ptr.To(active), Ready: ptr.To(active), Succeeded: ptr.To[int32](0),
+// runningNodes is the replicated job "node" with its two Jobs active.
+func runningNodes() trainer.JobStatus {
+	return trainer.JobStatus{Name: "node", Active: ptr.To[int32](2), Ready: ptr.To[int32](2), Succeeded: ptr.To[int32](0),
 		Failed: ptr.To[int32](0), Suspended: ptr.To[int32](0)}
 }
 

@@ -96,9 +96,9 @@ func mkCluster(name, server string) []client.Object {
 // may read; hidden runs on worker2, whose Secret is forbidden; queued waits for quota.
 func multiKueueCluster() fixture {
 	bert := mkJob("bert")
-	bert.Status.JobsStatus = []trainer.JobStatus{nodeJobStatus(2)}
+	bert.Status.JobsStatus = []trainer.JobStatus{runningNodes()}
 	hidden := mkJob("hidden")
-	hidden.Status.JobsStatus = []trainer.JobStatus{nodeJobStatus(2)}
+	hidden.Status.JobsStatus = []trainer.JobStatus{runningNodes()}
 	queued := mkJob("queued")
 	queued.Spec.Suspend = new(true)
 	dispatched := func(worker string) map[string]any {

@@ -73,7 +73,7 @@ func searchTrials(oj *trainer.OptimizationJob) []client.Object {
 	bad := trial(oj, 1, "0.09", "sgd", "")
 	bad.Status.Conditions = []metav1.Condition{condition(trainer.TrainJobFailed, "FailedJobs", "jobset failed")}
 	running := trial(oj, 2, "0.001", "sgd", "0.4")
-	running.Status.JobsStatus = []trainer.JobStatus{nodeJobStatus(2)}
+	running.Status.JobsStatus = []trainer.JobStatus{runningNodes()}
 	stray := trial(oj, 3, "1", "x", "0.01")
 	stray.Name, stray.OwnerReferences = "stray", nil
 	return []client.Object{done, bad, running, trial(oj, 3, "0.0003", "adam", ""), stray}
