@@ -17,6 +17,8 @@ limitations under the License.
 package trainjob
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -64,5 +66,26 @@ func WorkloadFrom(u *unstructured.Unstructured) *Workload {
 			}
 		}
 	}
+	if wl.Message == "" && !wl.Admitted && reserved != nil && reserved["status"] == "True" {
+		wl.Message = pendingCheck(u, wl.ClusterQueue)
+	}
 	return wl
+}
+
+// pendingCheck says which admission check holds a workload whose quota is reserved (MultiKueue
+// on a manager waits so for a worker with room, with no Admitted condition to say it), "" if none.
+func pendingCheck(u *unstructured.Unstructured, clusterQueue string) string {
+	checks, _, _ := unstructured.NestedSlice(u.Object, "status", "admissionChecks")
+	for _, c := range checks {
+		m, ok := c.(map[string]any)
+		if !ok || m["state"] == "Ready" {
+			continue
+		}
+		why := fmt.Sprintf("quota reserved in cluster queue %q; waiting for admission check %v", clusterQueue, m["name"])
+		if msg, _ := m["message"].(string); msg != "" {
+			why += ": " + msg
+		}
+		return why
+	}
+	return ""
 }

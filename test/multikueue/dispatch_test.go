@@ -40,6 +40,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/runtime/plugins/trainjobstatus"
+	"github.com/gantry-ml/gantry/internal/trainjob"
 )
 
 var _ = ginkgo.Describe("MultiKueue dispatch", func() {
@@ -55,8 +56,8 @@ var _ = ginkgo.Describe("MultiKueue dispatch", func() {
 		w, wl := expectDispatched(key)
 		expectRunningOn(w, key, 2)
 		remote := copyOn(gomega.Default, w, key)
-		gomega.Expect(remote.Labels).To(gomega.And(
-			gomega.HaveKeyWithValue(prebuiltWorkloadKey, wl.GetName()), gomega.HaveKey(originLabel)))
+		gomega.Expect(trainjob.PrebuiltWorkload(remote)).To(gomega.Equal(wl.GetName()), "the worker's copy names the Workload made for it")
+		gomega.Expect(trainjob.MultiKueueWorkerCopy(remote)).To(gomega.BeTrue(), "the worker's copy carries MultiKueue's origin label")
 		gomega.Expect(remote.Spec.ManagedBy).To(gomega.BeNil(), "the worker's copy is its Gantry's to run")
 		gomega.Expect(remote.Spec.RuntimePatches).To(gomega.ContainElement(gomega.HaveField("Manager", simManager)))
 		expectNothingOn(otherWorker(w), key)

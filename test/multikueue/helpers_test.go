@@ -40,11 +40,9 @@ import (
 const (
 	kueueAPI = "kueue.x-k8s.io/v1beta2"
 	// queueLabel puts a TrainJob in the LocalQueue "gpus" each spec sets up.
-	queueLabel          = "kueue.x-k8s.io/queue-name"
-	queueName           = "gpus"
-	prebuiltWorkloadKey = "kueue.x-k8s.io/prebuilt-workload-name"
-	originLabel         = "kueue.x-k8s.io/multikueue-origin"
-	jobUIDLabel         = "kueue.x-k8s.io/job-uid"
+	queueLabel  = "kueue.x-k8s.io/queue-name"
+	queueName   = "gpus"
+	jobUIDLabel = "kueue.x-k8s.io/job-uid"
 	// simDuration is how long a simulated pod runs (test/localcluster/kwok-stages.yaml).
 	simDuration = "sim.gantry.dev/duration"
 	// simManager owns the runtime patch that sets it.

@@ -31,6 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
+	"github.com/gantry-ml/gantry/internal/trainjob"
+	"github.com/gantry-ml/gantry/test/localcluster"
 )
 
 var _ = ginkgo.Describe("Managing a dispatched TrainJob from the manager", func() {
@@ -107,11 +109,12 @@ var _ = ginkgo.Describe("Managing a dispatched TrainJob from the manager", func(
 		gomega.Eventually(func(g gomega.Gomega) {
 			wl := workloadOf(g, manager, tj)
 			g.Expect(condition(wl, "QuotaReserved")).To(gomega.HaveKeyWithValue("status", "True"), "the manager's own quota is ample")
-			admitted := condition(wl, "Admitted")
-			g.Expect(admitted).To(gomega.HaveKeyWithValue("status", "False"))
-			why, _ = admitted["message"].(string)
+			g.Expect(condition(wl, "Admitted")).NotTo(gomega.HaveKeyWithValue("status", "True"))
 			checks, _, _ := unstructured.NestedSlice(wl.Object, "status", "admissionChecks")
 			g.Expect(checks).To(gomega.ContainElement(gomega.HaveKeyWithValue("state", "Pending")))
+			// What Gantry's tools say of it: the check that holds it, with Kueue's message.
+			why = trainjob.WorkloadFrom(wl).Message
+			g.Expect(why).To(gomega.ContainSubstring("waiting for admission check " + localcluster.MultiKueueAdmissionCheck))
 		}).Should(gomega.Succeed())
 		gomega.Consistently(func(g gomega.Gomega) {
 			for _, m := range workers {
