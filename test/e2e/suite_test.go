@@ -87,13 +87,18 @@ var _ = ginkgo.BeforeSuite(func() {
 		offset, err := localcluster.FreePortOffset(s.Ports, 20000, 100, 20)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		s.Ports = s.Ports.Offset(offset)
-		s.Kueue = true
+		s.Kueue, s.Progress = true, true
 		cluster = &localcluster.Cluster{
 			Root: root, StateDir: filepath.Join(root, ".state", "e2e"), BinDir: filepath.Join(root, "bin"),
 			Out: ginkgo.GinkgoWriter, Settings: s,
 		}
 		startedHere = true
 		gomega.Expect(cluster.Up(ctx)).To(gomega.Succeed())
+	}
+	// Running pods report progress as training code would (the OptimizationJob spec's trials
+	// report their loss so): a cluster brought up without the progress reporter gets it now.
+	if !cluster.Settings.Progress {
+		gomega.Expect(cluster.EnableProgress(ctx)).To(gomega.Succeed())
 	}
 	restConfig, err = cluster.RESTConfig()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
