@@ -170,5 +170,11 @@ func (s schedule) due(now, started time.Time, duration time.Duration, st jobStat
 	if !now.Before(finalAt) {
 		return true, true
 	}
-	return st.last.IsZero() || now.Sub(st.last) >= s.interval, false
+	if st.last.IsZero() {
+		return true, false
+	}
+	// No report less than an interval before the last one: reports carry whole seconds
+	// (lastUpdatedTime), and the UI's history keeps one point per second, the end of the curve
+	// among them.
+	return now.Sub(st.last) >= s.interval && !now.Add(s.interval).After(finalAt), false
 }

@@ -137,11 +137,12 @@ func TestScheduleDue(t *testing.T) {
 		st       jobState
 		want     due
 	}{
-		"first report at once":            {now: 0, duration: 10 * time.Second, want: due{Send: true}},
-		"within the interval":             {now: 1500 * time.Millisecond, duration: 10 * time.Second, st: jobState{last: at(time.Second)}, want: due{}},
-		"an interval after the last":      {now: 2 * time.Second, duration: 10 * time.Second, st: jobState{last: at(time.Second)}, want: due{Send: true}},
-		"the last report, before the end": {now: 9500 * time.Millisecond, duration: 10 * time.Second, st: jobState{last: at(9 * time.Second)}, want: due{Send: true, Final: true}},
-		"the last report is sent once":    {now: 9800 * time.Millisecond, duration: 10 * time.Second, st: jobState{finalSent: true}, want: due{}},
+		"first report at once":                {now: 0, duration: 10 * time.Second, want: due{Send: true}},
+		"within the interval":                 {now: 1500 * time.Millisecond, duration: 10 * time.Second, st: jobState{last: at(time.Second)}, want: due{}},
+		"an interval after the last":          {now: 2 * time.Second, duration: 10 * time.Second, st: jobState{last: at(time.Second)}, want: due{Send: true}},
+		"none within an interval of the last": {now: 9 * time.Second, duration: 10 * time.Second, st: jobState{last: at(8 * time.Second)}, want: due{}},
+		"the last report, before the end":     {now: 9500 * time.Millisecond, duration: 10 * time.Second, st: jobState{last: at(8 * time.Second)}, want: due{Send: true, Final: true}},
+		"the last report is sent once":        {now: 9800 * time.Millisecond, duration: 10 * time.Second, st: jobState{finalSent: true}, want: due{}},
 		"after a 429, not before its wait": {
 			now: 3 * time.Second, duration: 10 * time.Second, st: jobState{last: at(time.Second), notBefore: at(4 * time.Second)}, want: due{},
 		},
