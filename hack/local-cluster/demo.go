@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,7 @@ import (
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/cli"
+	"github.com/gantry-ml/gantry/internal/optimization"
 	"github.com/gantry-ml/gantry/internal/scheme"
 	"github.com/gantry-ml/gantry/test/localcluster"
 )
@@ -77,7 +79,8 @@ func demo(ctx context.Context, c *localcluster.Cluster, o *options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nrunning %s in namespace %s\n", strings.Join(demoExamples, ", "), demoNamespace)
+	fmt.Printf("\nrunning %s and the OptimizationJob of hack/local-cluster/demo-optimization.yaml in namespace %s\n",
+		strings.Join(demoExamples, ", "), demoNamespace)
 	if err := freshNamespace(ctx, cl, demoNamespace); err != nil {
 		return err
 	}
@@ -95,6 +98,11 @@ func demo(ctx context.Context, c *localcluster.Cluster, o *options) error {
 	for _, n := range names {
 		w.expect(n)
 	}
+	opt, err := submitOptimization(ctx, cl)
+	if err != nil {
+		return err
+	}
+	w.opt = &optRecord{name: opt}
 	for !w.allFinished() {
 		select {
 		case ev := <-events:
@@ -198,6 +206,9 @@ type jobRecord struct {
 	created time.Time
 	ended   time.Time
 	runtime string
+	// step is the last progress line shown (progressLine); progress and metrics the last report.
+	step              int
+	progress, metrics string
 }
 
 type podRecord struct {
@@ -211,6 +222,8 @@ type watcher struct {
 	jobs  map[string]*jobRecord
 	pods  map[string]*podRecord
 	order []string
+	// opt is the demo's OptimizationJob; its trials are watched as they appear.
+	opt *optRecord
 }
 
 // watch starts informers on TrainJobs and pods of the demo namespace; their handlers feed the
@@ -232,7 +245,7 @@ func (w *watcher) watch(ctx context.Context, cfg *rest.Config, s *runtime.Scheme
 			}
 		}
 	}
-	for _, obj := range []client.Object{&trainer.TrainJob{}, &corev1.Pod{}} {
+	for _, obj := range []client.Object{&trainer.TrainJob{}, &corev1.Pod{}, &trainer.OptimizationJob{}} {
 		inf, err := informers.GetInformer(ctx, obj)
 		if err != nil {
 			return nil, err
@@ -265,11 +278,20 @@ func (w *watcher) printf(format string, args ...any) {
 
 func (w *watcher) handle(ev event) {
 	switch o := ev.obj.(type) {
+	case *trainer.OptimizationJob:
+		w.handleOptimization(o, ev.deleted)
 	case *trainer.TrainJob:
+		if w.opt != nil && o.Labels[optimization.JobNameLabel] == w.opt.name {
+			w.expect(o.Name)
+		}
 		rec, ok := w.jobs[o.Name]
 		if !ok {
 			return
 		}
+		if line := progressLine(o, &rec.step); line != "" {
+			w.printf("trainjob %-14s %s", o.Name, line)
+		}
+		rec.progress, rec.metrics = lastReport(o)
 		state := jobState(o)
 		if ev.deleted {
 			state = "deleted"
@@ -372,7 +394,7 @@ func (w *watcher) allFinished() bool {
 			return false
 		}
 	}
-	return len(w.order) > 0
+	return len(w.order) > 0 && w.opt.ended()
 }
 
 func (w *watcher) failed() []string {
@@ -388,7 +410,7 @@ func (w *watcher) failed() []string {
 func (w *watcher) summary(out *os.File) {
 	_, _ = fmt.Fprintf(out, "\nsummary after %.1fs\n", time.Since(w.start).Seconds())
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "  TRAINJOB\tRUNTIME\tPODS\tDURATION\tSTATE")
+	_, _ = fmt.Fprintln(tw, "  TRAINJOB\tRUNTIME\tPODS\tDURATION\tPROGRESS\tMETRICS\tSTATE")
 	for _, n := range w.order {
 		rec := w.jobs[n]
 		pods, dur := 0, "-"
@@ -400,9 +422,13 @@ func (w *watcher) summary(out *os.File) {
 		if !rec.ended.IsZero() && !rec.created.IsZero() {
 			dur = rec.ended.Sub(rec.created).Round(time.Second).String()
 		}
-		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", n, rec.runtime, pods, dur, rec.state)
+		progress, metrics := cmp.Or(rec.progress, "-"), cmp.Or(rec.metrics, "-")
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", n, rec.runtime, pods, dur, progress, metrics, rec.state)
 	}
 	_ = tw.Flush()
+	if w.opt != nil {
+		_, _ = fmt.Fprintf(out, "optimizationjob %s: %s\n", w.opt.name, w.opt.state)
+	}
 	byNode := map[string][]string{}
 	for name, p := range w.pods {
 		if p.node != "" {

@@ -104,3 +104,63 @@ func TestPodState(t *testing.T) {
 		})
 	}
 }
+
+func TestProgressLines(t *testing.T) {
+	report := func(p, eta int32, loss string) *trainer.TrainJob {
+		return &trainer.TrainJob{Status: trainer.TrainJobStatus{TrainerStatus: &trainer.TrainJobTrainerStatus{
+			ProgressPercentage: ptr.To(p), EstimatedRemainingSeconds: ptr.To(eta),
+			Metrics: []trainer.Metric{{Name: "loss", Value: loss}},
+		}}}
+	}
+	// A run's reports in order: a line for the first, the first past half way, and 100%.
+	reports := []*trainer.TrainJob{
+		{}, report(0, 5, "2.6"), report(20, 4, "1.78"), report(60, 2, "0.51"), report(80, 1, "0.33"),
+		report(100, 0, "0.224"), report(100, 0, "0.224"),
+	}
+	var got []string
+	step := 0
+	for _, tj := range reports {
+		if line := progressLine(tj, &step); line != "" {
+			got = append(got, line)
+		}
+	}
+	want := []string{"progress 0%, ETA 5s, loss 2.6", "progress 60%, ETA 2s, loss 0.51", "progress 100%, ETA 0s, loss 0.224"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("progress lines (-want,+got):\n%s", diff)
+	}
+	progress, metrics := lastReport(reports[5])
+	if diff := cmp.Diff([]string{"100%", "loss=0.224"}, []string{progress, metrics}); diff != "" {
+		t.Errorf("lastReport (-want,+got):\n%s", diff)
+	}
+}
+
+func TestOptState(t *testing.T) {
+	cond := func(typ, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Message: msg}
+	}
+	best := &trainer.OptimizationResult{TrainJobName: "lr-search-3", Parameters: []trainer.ParameterAssignment{{Name: "lr", Value: "4"}}}
+	cases := map[string]struct {
+		status trainer.OptimizationJobStatus
+		want   string
+	}{
+		"new": {want: "Created"},
+		"running, best so far": {
+			status: trainer.OptimizationJobStatus{Conditions: []metav1.Condition{cond("Running", "1 of 4 trials finished (0 failed), 2 running")}, Result: best},
+			want:   "Running: 1 of 4 trials finished (0 failed), 2 running (best lr-search-3, lr=4)",
+		},
+		"complete": {
+			status: trainer.OptimizationJobStatus{Conditions: []metav1.Condition{
+				{Type: "Running", Status: metav1.ConditionFalse, Message: "4 of 4 trials finished"},
+				cond("Complete", "all 4 trials finished (0 failed); best trial lr-search-3"),
+			}, Result: best},
+			want: "Complete: all 4 trials finished (0 failed); best trial lr-search-3 (lr=4)",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, optState(&trainer.OptimizationJob{Status: tc.status})); diff != "" {
+				t.Errorf("optState (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
