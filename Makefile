@@ -98,7 +98,7 @@ docker-build: ## Build the manager image (needs a Docker engine); `go test ./cmd
 ##@ Tests
 
 .PHONY: test
-test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration test-browser test-localrun test-examples bench-smoke test-e2e test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the web UI in headless Chromium, real torchrun runs of gantry run --local, the downstream test kit example, the benchmark smoke run, end-to-end and the quick reliability suite on local clusters (builds the toolchain if missing).
+test: envtest-assets kustomize test-helm test-unit test-differential test-fuzz test-integration test-browser test-localrun test-examples bench-smoke test-e2e test-e2e-multikueue-quick test-reliability-quick ## Run every test: chart, unit, the differential against Kubeflow Trainer, 30 s of each fuzz target, envtest integration, the web UI in headless Chromium, real torchrun runs of gantry run --local, the downstream test kit example, the benchmark smoke run, end-to-end, the MultiKueue quick spec and the quick reliability suite on local clusters (builds the toolchain if missing).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -237,6 +237,25 @@ test-e2e: local-cluster ## End-to-end suite on a fresh local cluster with Kueue;
 	else rc=$$up; $(LOCAL_CLUSTER) logs --state-dir $(E2E_CLUSTER_DIR) --tail 50; fi; \
 	$(LOCAL_CLUSTER) down --state-dir $(E2E_CLUSTER_DIR) || true; \
 	exit $$rc
+
+# The MultiKueue layout (a manager and two workers; see docs/install.md "Many clusters").
+.PHONY: dev-multikueue-up
+dev-multikueue-up: local-cluster ## Start (or repair) the multi-cluster layout: a MultiKueue manager and two workers, each with JobSet, Gantry and Kueue (ports from 12000, state in .state/multikueue).
+	$(TOOLCHAIN) cluster kustomize kueue
+	$(LOCAL_CLUSTER) up --multikueue $(DEV_CLUSTER_FLAGS)
+
+.PHONY: dev-multikueue-down
+dev-multikueue-down: local-cluster ## Stop the multi-cluster layout.
+	$(LOCAL_CLUSTER) down --multikueue
+
+.PHONY: test-e2e-multikueue
+test-e2e-multikueue: local-cluster ## The MultiKueue suite on a fresh manager and two workers: dispatch, status back, annotations, suspend/resume/delete, a full fleet, a lost worker, the RBAC Kueue uses; memory per cluster; always torn down.
+	$(TOOLCHAIN) cluster kustomize kueue
+	go test $(GO_TEST_FLAGS) -timeout 30m -v ./test/multikueue/... $(MULTIKUEUE_FLAGS)
+
+.PHONY: test-e2e-multikueue-quick
+test-e2e-multikueue-quick: ## The MultiKueue suite's quick form (part of make test): the layout comes up, and a queued TrainJob runs on a worker with its status mirrored back.
+	$(MAKE) test-e2e-multikueue MULTIKUEUE_FLAGS="-ginkgo.label-filter=quick"
 
 ##@ Benchmarks
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,17 @@ var MultiKueueWorkerRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"kueue.x-k8s.io"}, Resources: []string{"workloads/status"}, Verbs: []string{"get", "patch", "update"}},
 	{APIGroups: []string{"trainer.kubeflow.org"}, Resources: []string{"trainjobs"}, Verbs: []string{"create", "update", "patch", "delete", "get", "list", "watch"}},
 	{APIGroups: []string{"trainer.kubeflow.org"}, Resources: []string{"trainjobs/status"}, Verbs: []string{"get"}},
+}
+
+// MultiKueueViewerRules are what Gantry's command line and UI read on a worker, through the
+// manager's kubeconfig Secret for it, to show a dispatched job's steps, events and logs. Kueue
+// needs none of them; without them the tools say the pods are forbidden. The layout grants them
+// to the same identity so the suite reads across clusters as a user would.
+var MultiKueueViewerRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"list"}},
 }
 
 // multiKueueConfig is the MultiKueue section of the manager's Kueue Configuration.
@@ -207,7 +219,8 @@ func (c *Cluster) multiKueueKubeconfig(ctx context.Context) ([]byte, error) {
 		}
 	}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: kueueNamespace, Name: multiKueueServiceAccount}}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: multiKueueWorkerRole}, Rules: MultiKueueWorkerRules}
+	rules := append(slices.Clone(MultiKueueWorkerRules), MultiKueueViewerRules...)
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: multiKueueWorkerRole}, Rules: rules}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: multiKueueWorkerRole},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: multiKueueWorkerRole},

@@ -24,11 +24,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +65,7 @@ var _ = ginkgo.Describe("MultiKueue dispatch", func() {
 		gomega.Expect(trainjob.ManagedByGantry(remote)).To(gomega.BeTrue(), "the worker's copy is its Gantry's to run, managedBy %v", remote.Spec.ManagedBy)
 		gomega.Expect(remote.Spec.RuntimePatches).To(gomega.ContainElement(gomega.HaveField("Manager", simManager)))
 		expectNothingOn(otherWorker(w), key)
+		expectGantrySeesAcross(w, key)
 
 		// Gantry on the manager builds nothing for it: whatever its status says came from the worker.
 		jobSets := &jobsetv1alpha2.JobSetList{}
@@ -179,4 +182,37 @@ func reportProgress(w *member, key client.ObjectKey, percent int32) {
 	defer func() { _ = resp.Body.Close() }()
 	answer, _ := io.ReadAll(resp.Body)
 	gomega.Expect(resp.StatusCode).To(gomega.Equal(http.StatusOK), "the status server of %s: %s", w.name, answer)
+}
+
+// expectGantrySeesAcross runs gantry get and logs on the manager for a job running on worker w:
+// they name the worker and read its pods and rank 0's log there, through the manager's
+// kubeconfig Secret for w.
+func expectGantrySeesAcross(w *member, key client.ObjectKey) {
+	ginkgo.GinkgoHelper()
+	var rank0 string
+	gomega.Eventually(func(g gomega.Gomega) {
+		for _, p := range runningPods(g, w, key) {
+			if p.Labels[jobsetv1alpha2.ReplicatedJobNameKey] == "node" && p.Labels[jobsetv1alpha2.JobIndexKey] == "0" && p.Annotations[batchv1.JobCompletionIndexAnnotation] == "0" {
+				rank0 = p.Name
+			}
+		}
+		g.Expect(rank0).NotTo(gomega.BeEmpty(), "rank 0's pod on %s", w.name)
+	}).Should(gomega.Succeed())
+	logName := "multikueue-" + key.Namespace
+	gomega.Expect(w.lc.SetPodLogs(ctx, key.Namespace, rank0, logName)).To(gomega.Succeed())
+	gomega.Expect(w.lc.AppendPodLogs(logName, "hello from "+w.name)).To(gomega.Succeed())
+
+	kubeconfig := "--kubeconfig=" + manager.lc.Kubeconfig()
+	out, err := exec.Command(gantryBin, "get", key.Name, "-n", key.Namespace, kubeconfig).CombinedOutput()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "gantry get: %s", out)
+	ginkgo.GinkgoWriter.Printf("gantry get %s on the manager:\n%s\n", key.Name, out)
+	gomega.Expect(string(out)).To(gomega.MatchRegexp(`(?m)^Worker:\s+` + w.name + ` \(MultiKueue\)$`))
+	gomega.Expect(string(out)).To(gomega.ContainSubstring("Steps (on worker " + w.name + "):"))
+	gomega.Expect(string(out)).To(gomega.MatchRegexp(`(?m)^\s+node-0\s+` + rank0 + `\s+Running`))
+
+	gomega.Eventually(func(g gomega.Gomega) {
+		out, err := exec.Command(gantryBin, "logs", key.Name, "-n", key.Namespace, kubeconfig).CombinedOutput()
+		g.Expect(err).NotTo(gomega.HaveOccurred(), "gantry logs: %s", out)
+		g.Expect(string(out)).To(gomega.ContainSubstring("hello from " + w.name))
+	}).Should(gomega.Succeed())
 }
