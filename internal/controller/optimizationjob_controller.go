@@ -55,7 +55,7 @@ func NewOptimizationJobReconciler(c client.Client, recorder record.EventRecorder
 // The OptimizationJob controller reads OptimizationJobs and their trials through the cache,
 // creates trials and patches them (suspend, the outcome annotation), and patches the job's
 // status. Trials carry a blockOwnerDeletion owner reference: optimizationjobs/finalizers.
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=optimizationjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=optimizationjobs,verbs=list;watch
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=optimizationjobs/status,verbs=patch
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=optimizationjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;create;patch

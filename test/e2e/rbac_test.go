@@ -54,7 +54,6 @@ var unexercised = map[string]string{
 	// The OptimizationJob controller reads OptimizationJobs from its cache, which lists and
 	// watches them (the OptimizationJob spec exercises both); get is granted with them, as
 	// kubebuilder's markers do for every kind read, and never requested.
-	"trainer.kubeflow.org/optimizationjobs get": "read from the cache (list and watch), never fetched",
 	// No module the repository pins ships Volcano's PodGroup CRD, so the local cluster cannot
 	// serve the kind; the Volcano plugin writes and watches its PodGroups as the coscheduling
 	// plugin does (podgroup.Desired, the owned-kind watch), which a spec exercises.
