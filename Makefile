@@ -38,11 +38,12 @@ generate: controller-gen ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRDs (config/crd/bases), the ClusterRole (config/rbac) and the webhook manifests (config/webhook), and copy them and the runtimes into the chart.
+manifests: controller-gen ## Generate the CRDs (config/crd/bases), the ClusterRole (config/rbac) and the webhook manifests (config/webhook), and copy them and the runtimes into the chart (its CRDs without descriptions: a Helm release must fit a 1 MiB Secret).
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=kubeflow-trainer-controller-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 	hack/helm-files.sh
+	$(CONTROLLER_GEN) $(CRD_OPTIONS),maxDescLen=0 paths=./api/trainer/... output:crd:artifacts:config=charts/gantry/files/crds
 	hack/testkit-files.sh
 
 .PHONY: fmt

@@ -115,7 +115,7 @@ func containerPort(d appsv1.Deployment, name string) int32 {
 func expectAgreement(r rendered) {
 	cm := r.cfg.CertManagement
 	gomega.Expect(r.service.Name).To(gomega.Equal(cm.WebhookServiceName))
-	gomega.Expect(r.webhooks).To(gomega.HaveLen(4))
+	gomega.Expect(r.webhooks).To(gomega.HaveLen(5), "the TrainJob defaulter and the validators of TrainJobs, both runtimes and OptimizationJobs")
 	for _, w := range r.webhooks {
 		gomega.Expect(w.Service.Name).To(gomega.Equal(cm.WebhookServiceName))
 		gomega.Expect(w.Service.Namespace).To(gomega.Equal("ml-system"))

@@ -70,7 +70,7 @@ var _ = ginkgo.Describe("Install manifests, applied server-side with dry-run", f
 		objs, err := util.HelmTemplate("kubeflow-system", "--include-crds")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		dryRunApply("helm template (defaults)", objs)
-		gomega.Expect(kinds(objs)).To(gomega.HaveKeyWithValue("CustomResourceDefinition", 4))
+		gomega.Expect(kinds(objs)).To(gomega.HaveKeyWithValue("CustomResourceDefinition", 5), "four of trainer.kubeflow.org and JobSet's")
 		gomega.Expect(kinds(objs)).NotTo(gomega.HaveKey("Job"), "no runtime is enabled by default")
 	})
 

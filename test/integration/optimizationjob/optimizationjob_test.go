@@ -266,14 +266,16 @@ var _ = ginkgo.Describe("OptimizationJob admission", func() {
 		gomega.Expect(k8sClient.Create(ctx, oj)).To(gomega.Succeed())
 		cur := &trainer.OptimizationJob{}
 		gomega.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(oj), cur)).To(gomega.Succeed())
+		// Patches, not updates: the controller writes the job meanwhile, and an update of a stale
+		// copy would be refused for its resourceVersion before any rule is asked.
 		changed := cur.DeepCopy()
 		changed.Spec.NumTrials = 1
-		err := k8sClient.Update(ctx, changed)
+		err := k8sClient.Patch(ctx, changed, client.MergeFrom(cur))
 		gomega.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "%v", err)
 		gomega.Expect(err.Error()).To(gomega.ContainSubstring("OptimizationJobSpec is immutable and cannot be updated after creation"))
 		bad := cur.DeepCopy()
 		bad.Annotations = map[string]string{knobs.OptimizationSuspend: "yes"}
-		err = k8sClient.Update(ctx, bad)
+		err = k8sClient.Patch(ctx, bad, client.MergeFrom(cur))
 		gomega.Expect(err).To(gomega.HaveOccurred())
 		gomega.Expect(err.Error()).To(gomega.ContainSubstring(`metadata.annotations[optimization.gantry.dev/suspend]: Unsupported value: "yes"`))
 	})
