@@ -26,8 +26,6 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
@@ -266,29 +264,14 @@ func (op *optimizeOptions) waitOptimization(ctx context.Context, r *jobview.Read
 }
 
 func watchOptimization(ctx context.Context, r *jobview.Reader, oj *trainer.OptimizationJob) (*trainer.OptimizationJob, error) {
-	w, err := r.Client.Watch(ctx, &trainer.OptimizationJobList{}, client.InNamespace(oj.Namespace),
-		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", oj.Name)},
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: oj.ResourceVersion}})
-	if err != nil {
-		return nil, err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case ev, open := <-w.ResultChan():
-			switch {
-			case !open, ev.Type == watch.Error:
-				return nil, errWatchClosed
-			case ev.Type == watch.Deleted:
-				return nil, errGone
-			}
-			if cur, ok := ev.Object.(*trainer.OptimizationJob); ok && optimization.JobState(cur).Terminal() {
-				return cur, nil
-			}
+	var done *trainer.OptimizationJob
+	_, err := watchOne(ctx, r.Client, &trainer.OptimizationJobList{}, oj, func(cur *trainer.OptimizationJob) (bool, error) {
+		if optimization.JobState(cur).Terminal() {
+			done = cur
 		}
-	}
+		return done != nil, nil
+	})
+	return done, err
 }
 
 func (op *optimizeOptions) optimizationWaitError(ctx context.Context, err error, ns, name string, last *trainer.OptimizationJob) error {

@@ -181,9 +181,16 @@ var errWatchClosed = errors.New("watch closed")
 
 func (o *Options) watchUntil(ctx context.Context, r *jobview.Reader, tj *trainer.TrainJob,
 	check func(*trainer.TrainJob) (bool, error)) (bool, error) {
-	w, err := r.Client.Watch(ctx, &trainer.TrainJobList{}, client.InNamespace(tj.Namespace),
-		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", tj.Name)},
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: tj.ResourceVersion}})
+	return watchOne(ctx, r.Client, &trainer.TrainJobList{}, tj, check)
+}
+
+// watchOne watches the one object obj names, from its resourceVersion, until check says done or
+// fails; errGone when it is deleted, errWatchClosed when the watch ends (start over from a read).
+func watchOne[T client.Object](ctx context.Context, c client.WithWatch, list client.ObjectList, obj T,
+	check func(T) (bool, error)) (bool, error) {
+	w, err := c.Watch(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", obj.GetName())},
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: obj.GetResourceVersion()}})
 	if err != nil {
 		return false, err
 	}
@@ -202,7 +209,7 @@ func (o *Options) watchUntil(ctx context.Context, r *jobview.Reader, tj *trainer
 			case watch.Error:
 				return false, errWatchClosed // e.g. 410 Gone: start over from a fresh read
 			}
-			if cur, ok := ev.Object.(*trainer.TrainJob); ok {
+			if cur, ok := ev.Object.(T); ok {
 				if ok, err := check(cur); ok || err != nil {
 					return ok, err
 				}
