@@ -41,6 +41,7 @@ import (
 	"github.com/gantry-ml/gantry/internal/cached"
 	"github.com/gantry-ml/gantry/internal/cert"
 	"github.com/gantry-ml/gantry/internal/kubeauth"
+	gantrymetrics "github.com/gantry-ml/gantry/internal/metrics"
 	"github.com/gantry-ml/gantry/internal/runtime/core"
 )
 
@@ -93,7 +94,7 @@ func Options(cfg *configapi.Configuration, scheme *runtime.Scheme, pair *cert.Pa
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    int(*cfg.Webhook.Port),
 			Host:    *cfg.Webhook.Host,
-			TLSOpts: append([]func(*tls.Config){pair.TLSOpt}, tlsOpts...),
+			TLSOpts: append([]func(*tls.Config){pair.TLSOpt, gantrymetrics.CountHandshakes(gantrymetrics.WebhookTLSHandshakes)}, tlsOpts...),
 		}),
 		Controller: ctrlconfig.Controller{
 			GroupKindConcurrency: toInt(cfg.Controller.GroupKindConcurrency),

@@ -20,6 +20,7 @@ package metrics
 
 import (
 	"context"
+	"crypto/tls"
 	"sync/atomic"
 	"time"
 
@@ -66,7 +67,30 @@ var (
 		Name: "gantry_trainjob_ttl_deletions_total",
 		Help: "Finished TrainJobs deleted at the end of their ttl.gantry.dev/seconds-after-finished.",
 	})
+
+	// WebhookTLSHandshakes counts the TLS handshakes the webhook server began. Beside
+	// controller_runtime_webhook_requests_total it shows whether the apiserver reuses its
+	// connections: a handshake costs both sides far more CPU than the admission call itself.
+	WebhookTLSHandshakes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gantry_webhook_tls_handshakes_total",
+		Help: "TLS handshakes (ClientHellos) the webhook server began.",
+	})
 )
+
+// CountHandshakes makes a TLS server count in c every handshake a client begins, keeping any
+// GetConfigForClient set before it.
+func CountHandshakes(c prometheus.Counter) func(*tls.Config) {
+	return func(cfg *tls.Config) {
+		next := cfg.GetConfigForClient
+		cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			c.Inc()
+			if next != nil {
+				return next(hello)
+			}
+			return nil, nil
+		}
+	}
+}
 
 // Register adds the metrics, and a collector of TrainJobs by state and runtime read from reader
 // (the manager's cache) at scrape time, to controller-runtime's registry.
@@ -74,7 +98,7 @@ func Register(reader client.Reader) error {
 	// The registry is the process's; a later manager (a restart inside one process, as tests do)
 	// points the one collector at its own cache, since the earlier cache never answers again.
 	states.reader.Store(&reader)
-	for _, c := range []prometheus.Collector{ReconcileErrors, JobSetCreationSeconds, DurationSeconds, TTLDeletions, states} {
+	for _, c := range []prometheus.Collector{ReconcileErrors, JobSetCreationSeconds, DurationSeconds, TTLDeletions, WebhookTLSHandshakes, states} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
 			if _, already := err.(prometheus.AlreadyRegisteredError); !already { //nolint:errorlint // the registry returns this type unwrapped
 				return err

@@ -48,7 +48,9 @@ type auditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	StageTimestamp time.Time `json:"stageTimestamp"`
+	RequestReceivedTimestamp time.Time         `json:"requestReceivedTimestamp"`
+	StageTimestamp           time.Time         `json:"stageTimestamp"`
+	Annotations              map[string]string `json:"annotations"`
 }
 
 // WriteRow counts the manager's writes of one verb on one resource.

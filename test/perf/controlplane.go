@@ -53,7 +53,8 @@ const (
 	runtimeFile       = "config/runtimes/torch-distributed.yaml"
 )
 
-// auditPolicy records, without bodies, every write the manager makes and nothing else.
+// auditPolicy records, without bodies, every write the manager makes and every TrainJob create
+// (whose timestamps cut the way to a JobSet into stages), and nothing else.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -61,6 +62,9 @@ rules:
 - level: Metadata
   users: [` + managerUser + `]
   verbs: [create, update, patch, delete, deletecollection]
+- level: Metadata
+  verbs: [create]
+  resources: [{group: trainer.kubeflow.org, resources: [trainjobs]}]
 - level: None
 `
 

@@ -114,6 +114,13 @@ type CreatePhase struct {
 	ManagerCPUSeconds float64 `json:"managerCPUSeconds,omitempty"`
 	// Admission is what the TrainJob webhooks cost each create, by the apiserver (Gantry only).
 	Admission []AdmissionLatency `json:"admission,omitempty"`
+	// WebhookRequests and WebhookHandshakes are the requests the manager's webhook server
+	// answered and the TLS handshakes it began (Gantry only): how well the apiserver reuses
+	// its connections.
+	WebhookRequests   float64 `json:"webhookRequests,omitempty"`
+	WebhookHandshakes float64 `json:"webhookHandshakes,omitempty"`
+	// Breakdown cuts the TrainJob-to-JobSet latency into stages (Gantry only).
+	Breakdown *Breakdown `json:"breakdown,omitempty"`
 }
 
 // Summary is a latency distribution in milliseconds (nearest-rank percentiles).

@@ -331,12 +331,17 @@ func (r *gantryRun) creation(ctx context.Context) error {
 		return err
 	}
 	r.res.Create.Admission = admissionLatencies(apiBefore, apiAfter, before, served)
+	r.res.Create.WebhookRequests = served.sum("controller_runtime_webhook_requests_total", nil) - before.sum("controller_runtime_webhook_requests_total", nil)
+	r.res.Create.WebhookHandshakes = served.sum("gantry_webhook_tls_handshakes_total", nil) - before.sum("gantry_webhook_tls_handshakes_total", nil)
 	stat1, err := m.stat()
 	if err != nil {
 		return err
 	}
 	r.res.Create.ManagerCPUSeconds = stat1.CPUSeconds - stat0.CPUSeconds
 	r.fillLatencies(start)
+	if r.res.Create.Breakdown, err = r.breakdown(before, served); err != nil {
+		return err
+	}
 	if r.res.Happy, err = r.writePhase(ctx, m, before, start, r.o.n); err != nil {
 		return err
 	}
@@ -375,6 +380,19 @@ func (r *gantryRun) fillLatencies(start time.Time) {
 		}
 	}
 	fillCreate(&r.res.Create, jobs, latencies, start)
+}
+
+// breakdown cuts each TrainJob's way to its JobSet into stages at the apiserver's timestamps,
+// beside the manager's queue and reconcile histograms between the scrapes before and after.
+func (r *gantryRun) breakdown(before, after metrics) (*Breakdown, error) {
+	times, err := readStageTimes(r.cp.auditLog)
+	if err != nil {
+		return nil, err
+	}
+	jobs, _ := r.jobs.snapshot()
+	b := breakdown(times, jobs)
+	b.managerQueue(before, after)
+	return b, nil
 }
 
 // writePhase waits for the manager to go quiet with at least wantReconciles TrainJob

@@ -220,6 +220,7 @@ func markdownSummary(r *Report, charts []string) string {
 		p.Limits[0].QPS, p.Limits[0].Burst, p.Limits[0].Label, "the manager's default unless -qps or -burst changed it", who)
 	creationTable(&b, r)
 	admissionTable(&b, r)
+	stagesTable(&b, r)
 	writesTable(&b, r)
 	statusTable(&b, r)
 	resourcesTable(&b, r)
@@ -269,6 +270,37 @@ func admissionTable(b *strings.Builder, r *Report) {
 		for _, a := range s.Create.Admission {
 			fmt.Fprintf(b, "| %s | %s | %s | %.0f | %.2f / %.2f | %.2f / %.2f |\n", s.Label(), a.Webhook, a.Type, a.Calls, a.P50Ms, a.P99Ms, a.ServedP50Ms, a.ServedP99Ms)
 		}
+	}
+	b.WriteString("\nTLS handshakes the webhook server began (`gantry_webhook_tls_handshakes_total`) against the requests it answered, creation phase:")
+	for _, s := range r.Scenarios {
+		if s.Kind == kindGantry {
+			fmt.Fprintf(b, " %s %.0f / %.0f;", s.Label(), s.Create.WebhookHandshakes, s.Create.WebhookRequests)
+		}
+	}
+	b.WriteString("\n\n")
+}
+
+func stagesTable(b *strings.Builder, r *Report) {
+	b.WriteString("## Where the time goes, TrainJob to JobSet\n\n")
+	b.WriteString("Each TrainJob's way cut at the apiserver's audit timestamps (request received, response complete); each cell p50 / p99 / the mean over the slowest 1% of TrainJobs (by the way from the create's response to the JobSet seen), ms. ")
+	for _, n := range stageNames {
+		fmt.Fprintf(b, "*%s*: %s. ", n[0], n[1])
+	}
+	b.WriteString("Queue and reconcile: the manager's own histograms (p50 / p99). Slow creates: TrainJob creates over the apiserver's 500 ms threshold, with the webhook time it annotated them with (mean).\n\n| Scenario | TrainJobs |")
+	for _, n := range stageNames {
+		fmt.Fprintf(b, " %s |", n[0])
+	}
+	b.WriteString(" Queue wait | Reconcile | Slow creates (webhook mean) |\n|---|---|" + strings.Repeat("---|", len(stageNames)+3) + "\n")
+	for _, s := range r.Scenarios {
+		d := s.Create.Breakdown
+		if d == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d |", s.Label(), d.TrainJobs)
+		for _, st := range d.Stages {
+			fmt.Fprintf(b, " %.0f / %.0f / %.0f |", st.Summary.P50, st.Summary.P99, st.SlowestMean)
+		}
+		fmt.Fprintf(b, " %.1f / %.0f | %.1f / %.0f | %d (%.0f ms) |\n", d.QueueWait[0], d.QueueWait[1], d.Reconcile[0], d.Reconcile[1], d.SlowCreates, d.SlowCreateWebhookMean)
 	}
 	b.WriteString("\n")
 }
