@@ -57,10 +57,12 @@ type options struct {
 	timeout            time.Duration
 	concurrency        int
 	featureGates       string
-	clientsUnlimited   bool
-	pprof              bool
-	pprofDuration      time.Duration
-	only               []string
+	// managerConfig is appended to the manager's Configuration (-manager-config).
+	managerConfig    string
+	clientsUnlimited bool
+	pprof            bool
+	pprofDuration    time.Duration
+	only             []string
 	// repeat runs the scenario list this many times, alternating, so a noisy machine shows as
 	// spread rather than as a wrong ratio.
 	repeat int
@@ -85,6 +87,7 @@ func parseOptions() *options {
 	flag.BoolVar(&o.clientsUnlimited, "clients-unlimited", false, "the harness's TrainJob clients have no rate limit in every scenario; only the manager's follow the scenario")
 	flag.IntVar(&o.concurrency, "concurrency", 0, "TrainJob controller concurrency (controller.groupKindConcurrency); 0 keeps the manager's default")
 	flag.StringVar(&o.featureGates, "feature-gates", "", "the manager's --feature-gates (e.g. TrainJobStatus=false); empty keeps the defaults")
+	flag.StringVar(&o.managerConfig, "manager-config", "", "YAML appended to the manager's Configuration, e.g. 'tls: {nextProtos: [h2, http/1.1]}' (HTTP/2 on the webhook server)")
 	flag.BoolVar(&o.pprof, "pprof", false, "profile the manager (CPU during creation, heap after) into the scenario directories")
 	flag.DurationVar(&o.pprofDuration, "pprof-duration", 20*time.Second, "length of the CPU profile")
 	flag.StringVar(&only, "scenarios", "", "comma-separated scenario names to run (default: all)")
@@ -252,7 +255,8 @@ func newReport(o *options) *Report {
 			ClientsUnlimited: o.clientsUnlimited,
 			Webhooks: "Gantry's mutating and validating webhooks are registered as installed (config/webhook), " +
 				"served by the manager with envtest's certificate (certManagement off); baselines and the floor run with none registered",
-			FeatureGates: featureGatesLabel(o.featureGates),
+			FeatureGates:  featureGatesLabel(o.featureGates),
+			ManagerConfig: o.managerConfig,
 			Timing: "watch-observed times on the harness's clock (creationTimestamps have 1 s resolution); " +
 				"peak RSS is VmHWM of /proc/<pid>/status, CPU is utime+stime of /proc/<pid>/stat, both read just before the manager is stopped",
 		},

@@ -66,6 +66,8 @@ type managerSettings struct {
 	// featureGates is passed as --feature-gates when set.
 	featureGates string
 	pprof        bool
+	// extra is YAML appended to the Configuration.
+	extra string
 }
 
 // managerConfig is the Configuration the benchmark runs the manager with: the defaults, except
@@ -84,6 +86,9 @@ clientConnection: {qps: %s, burst: %d}
 `, webhookPort, metricsAddr, health, operatorNamespace, statusPort, strconv.FormatFloat(float64(s.limits.QPS), 'f', -1, 32), s.limits.Burst)
 	if s.concurrency > 0 {
 		cfg += fmt.Sprintf("controller: {groupKindConcurrency: {TrainJob.trainer.kubeflow.org: %d}}\n", s.concurrency)
+	}
+	if s.extra != "" {
+		cfg += s.extra + "\n"
 	}
 	return cfg
 }

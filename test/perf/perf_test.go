@@ -132,12 +132,34 @@ controller_runtime_reconcile_total{controller="trainjob_controller",result="erro
 controller_runtime_reconcile_total{controller="trainingruntime_controller",result="success"} 4
 # TYPE workqueue_depth gauge
 workqueue_depth{controller="trainjob_controller",name="trainjob_controller",priority="0"} 2
+# TYPE go_gc_duration_seconds summary
+go_gc_duration_seconds{quantile="0"} 1e-05
+go_gc_duration_seconds{quantile="1"} 0.0021
+go_gc_duration_seconds_sum 0.05
+go_gc_duration_seconds_count 31
+# TYPE workqueue_queue_duration_seconds histogram
+workqueue_queue_duration_seconds_bucket{controller="trainjob_controller",name="trainjob_controller",le="0.01"} 50
+workqueue_queue_duration_seconds_bucket{controller="trainjob_controller",name="trainjob_controller",le="0.1"} 99
+workqueue_queue_duration_seconds_bucket{controller="trainjob_controller",name="trainjob_controller",le="+Inf"} 100
+workqueue_queue_duration_seconds_sum{controller="trainjob_controller",name="trainjob_controller"} 1
+workqueue_queue_duration_seconds_count{controller="trainjob_controller",name="trainjob_controller"} 100
+workqueue_queue_duration_seconds_bucket{controller="other",name="other",le="0.01"} 0
+workqueue_queue_duration_seconds_bucket{controller="other",name="other",le="0.1"} 0
+workqueue_queue_duration_seconds_bucket{controller="other",name="other",le="+Inf"} 100
+workqueue_queue_duration_seconds_sum{controller="other",name="other"} 1000
+workqueue_queue_duration_seconds_count{controller="other",name="other"} 100
 `
 	m, err := parseMetrics(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
+	gcs, pauses := m.summaryOf("go_gc_duration_seconds")
+	queue := &Breakdown{}
+	queue.managerQueue(metrics{}, m)
 	got := map[string]any{
+		"gcs":        gcs,
+		"max pause":  pauses[1],
+		"queue wait": queue.QueueWait,
 		"writes":     m.clientWrites(),
 		"reconciles": reconciles(m),
 		"depth":      m.sum("workqueue_depth", map[string]string{"name": trainJobController}),
@@ -145,13 +167,17 @@ workqueue_depth{controller="trainjob_controller",name="trainjob_controller",prio
 		"delta":      delta(m.clientWrites(), map[string]float64{"PATCH": 4}),
 	}
 	want := map[string]any{
+		// The trainjob queue's own histogram: half within 10 ms, all but one within 100 ms.
+		"gcs":        31.0,
+		"max pause":  0.0021,
+		"queue wait": [2]float64{10, 100},
 		"writes":     map[string]float64{"POST": 5, "PUT": 0, "PATCH": 10, "DELETE": 0},
 		"reconciles": 13.0,
 		"depth":      2.0,
 		"missing":    0.0,
 		"delta":      map[string]float64{"POST": 5, "PUT": 0, "PATCH": 6, "DELETE": 0},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("metrics (-want,+got):\n%s", diff)
 	}
 }

@@ -136,3 +136,17 @@ func delta(after, before map[string]float64) map[string]float64 {
 	}
 	return out
 }
+
+// summaryOf returns the sample count and the quantiles of the first series of a summary metric.
+func (m metrics) summaryOf(name string) (count float64, quantiles map[float64]float64) {
+	quantiles = map[float64]float64{}
+	fam, ok := m[name]
+	if !ok || len(fam.GetMetric()) == 0 || fam.GetMetric()[0].GetSummary() == nil {
+		return 0, quantiles
+	}
+	s := fam.GetMetric()[0].GetSummary()
+	for _, q := range s.GetQuantile() {
+		quantiles[q.GetQuantile()] = q.GetValue()
+	}
+	return float64(s.GetSampleCount()), quantiles
+}

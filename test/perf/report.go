@@ -48,6 +48,8 @@ type Parameters struct {
 	Webhooks string `json:"webhooks"`
 	// FeatureGates are the manager's: the defaults, or the defaults with -feature-gates applied.
 	FeatureGates string `json:"featureGates"`
+	// ManagerConfig is what -manager-config added to the manager's Configuration.
+	ManagerConfig string `json:"managerConfig,omitempty"`
 	// Timing says where the times come from.
 	Timing string `json:"timing"`
 }
@@ -119,6 +121,10 @@ type CreatePhase struct {
 	// its connections.
 	WebhookRequests   float64 `json:"webhookRequests,omitempty"`
 	WebhookHandshakes float64 `json:"webhookHandshakes,omitempty"`
+	// GCs is how many garbage collections the manager ran in the phase, and GCPauseMaxMs the
+	// longest stop-the-world pause of its last 256 (go_gc_duration_seconds), read after it.
+	GCs          float64 `json:"gcs,omitempty"`
+	GCPauseMaxMs float64 `json:"gcPauseMaxMillis,omitempty"`
 	// Breakdown cuts the TrainJob-to-JobSet latency into stages (Gantry only).
 	Breakdown *Breakdown `json:"breakdown,omitempty"`
 }

@@ -253,7 +253,7 @@ func (r *gantryRun) createUnrelated(ctx context.Context) error {
 // startManager starts a manager process and waits until it serves and has built a warm-up
 // TrainJob in its own namespace, so the measurement starts with a manager that is fully up.
 func (r *gantryRun) startManager(ctx context.Context, name string) (*managerProcess, error) {
-	m, err := startManager(r.o.manager, r.dir, name, r.cp, managerSettings{limits: r.sc.limits, concurrency: r.o.concurrency, featureGates: r.o.featureGates, pprof: r.o.pprof})
+	m, err := startManager(r.o.manager, r.dir, name, r.cp, managerSettings{limits: r.sc.limits, concurrency: r.o.concurrency, featureGates: r.o.featureGates, pprof: r.o.pprof, extra: r.o.managerConfig})
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +333,9 @@ func (r *gantryRun) creation(ctx context.Context) error {
 	r.res.Create.Admission = admissionLatencies(apiBefore, apiAfter, before, served)
 	r.res.Create.WebhookRequests = served.sum("controller_runtime_webhook_requests_total", nil) - before.sum("controller_runtime_webhook_requests_total", nil)
 	r.res.Create.WebhookHandshakes = served.sum("gantry_webhook_tls_handshakes_total", nil) - before.sum("gantry_webhook_tls_handshakes_total", nil)
+	gcBefore, _ := before.summaryOf("go_gc_duration_seconds")
+	gcAfter, pauses := served.summaryOf("go_gc_duration_seconds")
+	r.res.Create.GCs, r.res.Create.GCPauseMaxMs = gcAfter-gcBefore, 1000*pauses[1]
 	stat1, err := m.stat()
 	if err != nil {
 		return err

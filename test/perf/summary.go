@@ -212,6 +212,9 @@ func markdownSummary(r *Report, charts []string) string {
 	fmt.Fprintf(&b, "%d TrainJobs of %d nodes, %d parallel clients; %d CPUs, %s, commit %s; load average %.2f at the start, %.2f at the end.\n\n",
 		p.TrainJobs, p.NodesPerTrainJob, p.Parallel, m.CPUs, m.GoVersion, m.Commit, m.LoadAverageStart, m.LoadAverageEnd)
 	fmt.Fprintf(&b, "- Webhooks: %s.\n- Feature gates: %s.\n- Times: %s.\n", p.Webhooks, p.FeatureGates, p.Timing)
+	if p.ManagerConfig != "" {
+		fmt.Fprintf(&b, "- Added to the manager's Configuration: `%s`.\n", p.ManagerConfig)
+	}
 	who := "for the manager and the harness's clients alike"
 	if p.ClientsUnlimited {
 		who = "for the manager and the baselines; the harness's TrainJob clients had none"
@@ -277,6 +280,12 @@ func admissionTable(b *strings.Builder, r *Report) {
 			fmt.Fprintf(b, " %s %.0f / %.0f;", s.Label(), s.Create.WebhookHandshakes, s.Create.WebhookRequests)
 		}
 	}
+	b.WriteString(" the manager's garbage collections in the phase, and its longest pause of the last 256 (`go_gc_duration_seconds`):")
+	for _, s := range r.Scenarios {
+		if s.Kind == kindGantry {
+			fmt.Fprintf(b, " %s %.0f, %.2f ms;", s.Label(), s.Create.GCs, s.Create.GCPauseMaxMs)
+		}
+	}
 	b.WriteString("\n\n")
 }
 
@@ -297,6 +306,9 @@ func stagesTable(b *strings.Builder, r *Report) {
 			continue
 		}
 		fmt.Fprintf(b, "| %s | %d |", s.Label(), d.TrainJobs)
+		if len(d.Stages) == 0 {
+			b.WriteString(strings.Repeat(" – |", len(stageNames)))
+		}
 		for _, st := range d.Stages {
 			fmt.Fprintf(b, " %.0f / %.0f / %.0f |", st.Summary.P50, st.Summary.P99, st.SlowestMean)
 		}
