@@ -261,7 +261,7 @@ test-e2e-multikueue-quick: ## The MultiKueue suite's quick form (part of make te
 ##@ Benchmarks
 
 BENCH_N ?= 1000
-BENCH_PARALLEL ?= 10
+BENCH_PARALLEL ?= 16
 BENCH_UNRELATED ?= 20000
 BENCH_OUT ?= _output/bench
 SCALE_N ?= 10000

@@ -75,7 +75,7 @@ func parseOptions() *options {
 	var only string
 	flag.IntVar(&o.n, "n", 1000, "TrainJobs (and JobSets) per scenario")
 	flag.IntVar(&o.nodes, "nodes", 4, "nodes per TrainJob")
-	flag.IntVar(&o.parallel, "parallel", 10, "parallel clients creating TrainJobs (and, in the baseline, JobSets)")
+	flag.IntVar(&o.parallel, "parallel", 16, "parallel clients creating TrainJobs (and, in the baseline, JobSets)")
 	flag.Float64Var(&qps, "qps", float64(configapi.DefaultClientConnectionQPS), "client QPS of the default-limits scenarios (manager and harness clients); Kubeflow Trainer's default is 50")
 	flag.IntVar(&o.defaults.Burst, "burst", int(configapi.DefaultClientConnectionBurst), "client burst of the default-limits scenarios; Kubeflow Trainer's default is 100")
 	flag.IntVar(&o.unrelated.Count, "unrelated", 20000, "unrelated ConfigMaps and Secrets created before the manager starts, in the unrelated scenario")

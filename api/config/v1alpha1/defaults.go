@@ -61,8 +61,10 @@ const TrainJobGroupKind = "TrainJob.trainer.kubeflow.org"
 // controller needs two or three times the workers of the clients submitting to keep pace: in
 // `make bench` (10 clients, 1,000 TrainJobs, two writes each) the median wait for a JobSet was
 // about 5 s with 1 worker, 1.5 s with 10 and 0.1 s with 20 or 40; with three writes, 1.5 s with
-// 20 and 0.26 s with 40 (README, Performance).
-const DefaultTrainJobConcurrency int32 = 40
+// 20 and 0.26 s with 40. At 16 clients 40 were too few again: the reconciles queued (p50 wait
+// 0.5-0.6 s) and the p99 from TrainJob to JobSet was 1.39-1.88 s; with 100 the queue is empty at
+// the median and the p99 0.74-1.43 s, for the same CPU and memory (docs/performance.md).
+const DefaultTrainJobConcurrency int32 = 100
 
 // SetDefaults fills every unset field of cfg with its default.
 func SetDefaults(cfg *Configuration) {

@@ -47,7 +47,7 @@ func defaulted() Configuration {
 			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
 			RetryPeriod:   metav1.Duration{Duration: 1 * time.Second},
 		},
-		Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{"TrainJob.trainer.kubeflow.org": 40}},
+		Controller: &ControllerConfigurationSpec{GroupKindConcurrency: map[string]int32{"TrainJob.trainer.kubeflow.org": 100}},
 		CertManagement: &CertManagement{
 			Enable:             ptr.To(true),
 			WebhookServiceName: "kubeflow-trainer-controller-manager",
