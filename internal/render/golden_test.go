@@ -110,9 +110,15 @@ func TestGolden(t *testing.T) {
 					got.WriteString("error: " + e.Error() + "\n")
 				}
 			} else {
+				runtimeBefore := in.Runtime.DeepCopyObject()
 				objs, err := Objects(context.Background(), rt, in)
 				if err != nil {
 					t.Fatalf("Objects() error: %v", err)
+				}
+				// The snapshot's YAML is encoded once per runtime version and shared by every
+				// TrainJob of it: building must leave the runtime as it was read.
+				if diff := cmp.Diff(runtimeBefore, in.Runtime); diff != "" {
+					t.Errorf("Objects() changed the runtime (-before,+after):\n%s", diff)
 				}
 				redactSecrets(t, objs)
 				if err := WriteYAML(&got, objs); err != nil {

@@ -61,19 +61,14 @@ func NewSnapshot(tj *trainer.TrainJob, rt client.Object) (*corev1.ConfigMap, err
 }
 
 // FillSnapshot writes the runtime's YAML into cm. Encoding YAML is most of the cost of a build,
-// so the controller does it only when the snapshot does not exist yet.
+// so the controller does it only when the snapshot does not exist yet, and once per runtime
+// version (runtimeYAML).
 func FillSnapshot(cm *corev1.ConfigMap, rt client.Object) error {
-	frozen, ok := rt.DeepCopyObject().(client.Object)
-	if !ok {
-		return fmt.Errorf("%T is not a client.Object", rt)
-	}
-	frozen.SetManagedFields(nil)
-	frozen.GetObjectKind().SetGroupVersionKind(trainer.GroupVersion.WithKind(runtimeKind(rt)))
-	data, err := yaml.Marshal(frozen)
+	data, err := runtimeYAML(rt)
 	if err != nil {
-		return fmt.Errorf("encoding the runtime snapshot: %w", err)
+		return err
 	}
-	cm.Data = map[string]string{SnapshotKey: string(data)}
+	cm.Data = map[string]string{SnapshotKey: data}
 	return nil
 }
 
