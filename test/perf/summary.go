@@ -25,14 +25,14 @@ import (
 
 const mib = 1 << 20
 
-// Targets of the performance issue, for this round.
+// Targets of the performance issues (21, 39).
 const (
 	targetRatio     = 1.5
 	targetFloor     = 1.2
 	targetP99Ms     = 1500
 	targetAdmitMs   = 5
 	targetWrites    = 3
-	targetRSSMiB    = 100
+	targetRSSMiB    = 64
 	targetRSSN      = 1000
 	targetUnrelated = 20000
 )
@@ -140,6 +140,7 @@ func runTargets(r *Report) []Target {
 		}
 		w := lifecycleWrites(g)
 		out = append(out, floorTargets(r, g, size)...)
+		out = append(out, p99Target(r, g, "client limits "+describeLimits(g.Limits)+size))
 		if a := slowestAdmission(g); a != nil {
 			out = append(out, Target{
 				Name: "TrainJob webhook p99 admission latency (apiserver histogram)" + size, Limit: fmt.Sprintf("<= %d ms", targetAdmitMs),
@@ -156,20 +157,37 @@ func runTargets(r *Report) []Target {
 			Name: "writes per TrainJob on a no-op resync (manager restart)", Limit: "0",
 			Measured: fmt.Sprintf("%.2f over %.0f reconciles", g.Resync.PerTrainJob, g.Resync.Reconciles),
 			Met:      g.Resync.PerTrainJob == 0, Value: g.Resync.PerTrainJob, Max: 0,
-		})
+		}, rssTarget("manager peak RSS"+size, g))
 	}
 	if g := r.scenario("gantry-no-limits-unrelated"); g != nil {
-		rss := float64(peakRSS(g)) / mib
 		sz := size
 		if g.Unrelated != targetUnrelated && sz == "" {
 			sz = fmt.Sprintf(" (with %d unrelated objects, not %d)", g.Unrelated, targetUnrelated)
 		}
-		out = append(out, Target{
-			Name: "manager peak RSS with the unrelated objects" + sz, Limit: fmt.Sprintf("<= %d MiB", targetRSSMiB),
-			Measured: fmt.Sprintf("%.1f MiB", rss), Met: rss <= targetRSSMiB, Value: rss, Max: targetRSSMiB,
-		})
+		out = append(out, p99Target(r, g, "with the unrelated objects"+sz), rssTarget("manager peak RSS with the unrelated objects"+sz, g))
 	}
 	return out
+}
+
+// p99Target is the p99 from a TrainJob to its JobSet in g, beside the floor's when it ran.
+func p99Target(r *Report, g *ScenarioResult, label string) Target {
+	measured := fmt.Sprintf("%.0f ms", g.Create.Latency.P99)
+	if f := r.floorFor(g); f != nil {
+		measured += fmt.Sprintf(" (the floor: %.0f ms)", f.Create.Latency.P99)
+	}
+	return Target{
+		Name: "p99 TrainJob to JobSet, " + label, Limit: fmt.Sprintf("<= %d ms", targetP99Ms), Measured: measured,
+		Met: g.Create.Latency.P99 <= targetP99Ms, Value: g.Create.Latency.P99, Max: targetP99Ms,
+	}
+}
+
+// rssTarget is the highest peak RSS of g's manager processes.
+func rssTarget(name string, g *ScenarioResult) Target {
+	rss := float64(peakRSS(g)) / mib
+	return Target{
+		Name: name, Limit: fmt.Sprintf("<= %d MiB", targetRSSMiB),
+		Measured: fmt.Sprintf("%.1f MiB", rss), Met: rss <= targetRSSMiB, Value: rss, Max: targetRSSMiB,
+	}
 }
 
 // slowestAdmission is the TrainJob webhook with the highest p99 in s's creation phase.
@@ -184,23 +202,17 @@ func slowestAdmission(s *ScenarioResult) *AdmissionLatency {
 }
 
 // floorTargets compare a Gantry scenario with the floor run at its client limits: every JobSet
-// within targetFloor times the floor's time, and a p99 TrainJob-to-JobSet latency of at most
-// targetP99Ms.
+// within targetFloor times the floor's time.
 func floorTargets(r *Report, g *ScenarioResult, size string) []Target {
 	f := r.floorFor(g)
 	if f == nil || f.Create.WallSeconds <= 0 {
 		return nil
 	}
 	ratio := g.Create.WallSeconds / f.Create.WallSeconds
-	limits := describeLimits(g.Limits)
 	return []Target{{
-		Name: "all JobSets created, client limits " + limits + ", relative to the floor" + size, Limit: fmt.Sprintf("<= %.1fx", targetFloor),
+		Name: "all JobSets created, client limits " + describeLimits(g.Limits) + ", relative to the floor" + size, Limit: fmt.Sprintf("<= %.1fx", targetFloor),
 		Measured: fmt.Sprintf("%.2fx (%.1f s vs %.1f s)", ratio, g.Create.WallSeconds, f.Create.WallSeconds),
 		Met:      ratio <= targetFloor, Value: ratio, Max: targetFloor,
-	}, {
-		Name: "p99 TrainJob to JobSet, client limits " + limits + size, Limit: fmt.Sprintf("<= %d ms", targetP99Ms),
-		Measured: fmt.Sprintf("%.0f ms (the floor: %.0f ms)", g.Create.Latency.P99, f.Create.Latency.P99),
-		Met:      g.Create.Latency.P99 <= targetP99Ms, Value: g.Create.Latency.P99, Max: targetP99Ms,
 	}}
 }
 
