@@ -193,7 +193,7 @@ func TestTargetsAndSummary(t *testing.T) {
 				Latency: Summary{P99: 900}}},
 			{Name: "gantry-no-limits", Kind: kindGantry, Limits: unlimited, Create: CreatePhase{WallSeconds: 5.5, Latency: Summary{P99: 1600}},
 				Happy: writes(2), Resync: writes(0), StatusPath: &StatusPhase{Writes: writes(1)},
-				Managers: []ManagerUsage{{Name: "manager-1", PeakRSSBytes: 90 * mib}}},
+				Managers: []ManagerUsage{{Name: "manager-1", PeakRSSBytes: 90 * mib}}, Idle: &IdleRSS{RSS: 39 * mib, Anon: 9 * mib, File: 30 * mib}},
 			{Name: "gantry-no-limits-unrelated", Kind: kindGantry, Limits: unlimited, Unrelated: 20000, Create: CreatePhase{WallSeconds: 7},
 				Happy: writes(2.5), Resync: writes(0.5), StatusPath: &StatusPhase{Writes: writes(1)},
 				Managers: []ManagerUsage{{Name: "manager-1", PeakRSSBytes: 80 * mib}, {Name: "manager-2", PeakRSSBytes: 120 * mib}}},
@@ -211,6 +211,7 @@ func TestTargetsAndSummary(t *testing.T) {
 		"writes per TrainJob, creation to Complete":                         true,
 		"writes per TrainJob on a no-op resync (manager restart)":           true,
 		"manager peak RSS": false,
+		"manager RSS idle": true,
 		"p99 TrainJob to JobSet, with the unrelated objects": true,
 		"manager peak RSS with the unrelated objects":        false,
 	}
@@ -220,7 +221,8 @@ func TestTargetsAndSummary(t *testing.T) {
 	summary := markdownSummary(r, []string{chartLatency})
 	for _, s := range []string{"| gantry-no-limits | off | 5.50 s | 1.38x | 1.25x |", "| floor-no-limits | off | 4.40 s | 1.10x | – |",
 		"| all JobSets created, client limits off, relative to the floor | <= 1.2x | 1.25x (5.5 s vs 4.4 s) | **no** |",
-		"| p99 TrainJob to JobSet, client limits off | <= 1500 ms | 1600 ms (the floor: 900 ms) | **no** |", "| manager peak RSS with the unrelated objects | <= 64 MiB | 120.0 MiB | **no** |", "Charts: latency-cdf.png."} {
+		"| p99 TrainJob to JobSet, client limits off | <= 1500 ms | 1600 ms (the floor: 900 ms) | **no** |", "| manager peak RSS with the unrelated objects | <= 64 MiB | 120.0 MiB | **no** |",
+		"| manager RSS idle | <= 40 MiB | 39.0 MiB (anonymous 9.0, files 30.0) | yes |", "gantry-no-limits 39.0 MiB (9.0 / 30.0);", "Charts: latency-cdf.png."} {
 		if !strings.Contains(summary, s) {
 			t.Errorf("the summary lacks %q:\n%s", s, summary)
 		}

@@ -90,6 +90,9 @@ type ScenarioResult struct {
 	Happy       *WritePhase  `json:"happyPath,omitempty"`
 	Resync      *WritePhase  `json:"noOpResync,omitempty"`
 	StatusPath  *StatusPhase `json:"statusPath,omitempty"`
+	// Idle is the first manager's RSS once it is up and quiet, before the TrainJobs (one warm-up
+	// TrainJob exists): VmRSS, RssAnon and RssFile (Gantry only).
+	Idle *IdleRSS `json:"idle,omitempty"`
 	// Managers is the kernel's account (peak RSS, CPU) of each manager process.
 	Managers []ManagerUsage `json:"managers,omitempty"`
 	// ControlPlaneCPUSeconds is what kube-apiserver and etcd used during the creation phase.
@@ -246,4 +249,11 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// IdleRSS is a quiet manager's resident memory, bytes.
+type IdleRSS struct {
+	RSS  int64 `json:"rss"`
+	Anon int64 `json:"anon"`
+	File int64 `json:"file"`
 }

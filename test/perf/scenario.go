@@ -303,6 +303,7 @@ func (r *gantryRun) creation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.res.Idle = &IdleRSS{RSS: stat0.RSSBytes, Anon: stat0.RSSAnonBytes, File: stat0.RSSFileBytes}
 	cpu := r.cp.processCPU()
 	apiBefore, err := r.cp.apiMetrics(ctx)
 	if err != nil {

@@ -33,6 +33,7 @@ const (
 	targetAdmitMs   = 5
 	targetWrites    = 3
 	targetRSSMiB    = 64
+	targetIdleMiB   = 40
 	targetRSSN      = 1000
 	targetUnrelated = 20000
 )
@@ -158,6 +159,14 @@ func runTargets(r *Report) []Target {
 			Measured: fmt.Sprintf("%.2f over %.0f reconciles", g.Resync.PerTrainJob, g.Resync.Reconciles),
 			Met:      g.Resync.PerTrainJob == 0, Value: g.Resync.PerTrainJob, Max: 0,
 		}, rssTarget("manager peak RSS"+size, g))
+		if g.Idle != nil {
+			idle := float64(g.Idle.RSS) / mib
+			out = append(out, Target{
+				Name: "manager RSS idle", Limit: fmt.Sprintf("<= %d MiB", targetIdleMiB),
+				Measured: fmt.Sprintf("%.1f MiB (anonymous %.1f, files %.1f)", idle, float64(g.Idle.Anon)/mib, float64(g.Idle.File)/mib),
+				Met:      idle <= targetIdleMiB, Value: idle, Max: targetIdleMiB,
+			})
+		}
 	}
 	if g := r.scenario("gantry-no-limits-unrelated"); g != nil {
 		sz := size
@@ -406,7 +415,13 @@ func resourcesTable(b *strings.Builder, r *Report) {
 				m.GoMemStats["heap_inuse"]/mib, m.GoMemStats["heap_sys"]/mib)
 		}
 	}
-	b.WriteString("\nPeak RSS counts the binary's mapped pages (the \"files\" part) as well as allocated memory.\n\n")
+	b.WriteString("\nPeak RSS counts the binary's mapped pages (the \"files\" part) as well as allocated memory. Idle, the first manager up and quiet before the TrainJobs (RSS: anonymous / files):")
+	for _, s := range r.Scenarios {
+		if s.Idle != nil {
+			fmt.Fprintf(b, " %s %.1f MiB (%.1f / %.1f);", s.Label(), float64(s.Idle.RSS)/mib, float64(s.Idle.Anon)/mib, float64(s.Idle.File)/mib)
+		}
+	}
+	b.WriteString("\n\n")
 }
 
 func yesNo(ok bool) string {
