@@ -96,6 +96,7 @@ func parseOptions() *options {
 	flag.IntVar(&o.scale.wave, "wave", 1000, "with -scale: TrainJobs per wave")
 	flag.IntVar(&o.scale.nodes, "kwok-nodes", 500, "with -scale: simulated GPU nodes, 8 GPUs each (a TrainJob's node asks for 8)")
 	flag.DurationVar(&o.scale.podDuration, "pod-duration", 5*time.Second, "with -scale: how long a simulated pod runs")
+	flag.BoolVar(&o.scale.deletePods, "delete-pods", true, "with -scale: delete each wave's Succeeded pods once it settled (Gantry reads no pods, but the simulated cluster slows with every pod kept)")
 	flag.DurationVar(&o.scale.idle, "idle", time.Minute, "with -scale: the idle window over every settled TrainJob")
 	flag.BoolVar(&o.scale.keep, "keep-cluster", false, "with -scale: leave the local cluster (.state/scale) running")
 	flag.Parse()

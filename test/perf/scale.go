@@ -48,6 +48,8 @@ type scaleOptions struct {
 	podDuration time.Duration
 	idle        time.Duration
 	keep        bool
+	// deletePods deletes each wave's Succeeded pods once it settled.
+	deletePods bool
 }
 
 // scaleRun is the state of one scale run.
@@ -85,7 +87,7 @@ func runScale(ctx context.Context, o *options) error {
 		return err
 	}
 	rep := &ScaleReport{Parameters: ScaleParameters{TrainJobs: o.n, Wave: o.scale.wave, Nodes: o.scale.nodes,
-		NodesPerTrainJob: o.nodes, Parallel: o.parallel, PodDuration: o.scale.podDuration.String()},
+		NodesPerTrainJob: o.nodes, Parallel: o.parallel, PodDuration: o.scale.podDuration.String(), PodsDeleted: o.scale.deletePods},
 		Machine: Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Commit: commit(), StartedAt: time.Now().UTC(), LoadAverageStart: loadAverage()}}
 	p, err := r.sample(ctx, 0)
 	if err != nil {

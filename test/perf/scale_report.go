@@ -45,6 +45,8 @@ type ScaleParameters struct {
 	NodesPerTrainJob int    `json:"nodesPerTrainJob"`
 	Parallel         int    `json:"parallel"`
 	PodDuration      string `json:"podDuration"`
+	// PodsDeleted says whether each wave's Succeeded pods were deleted once it settled.
+	PodsDeleted bool `json:"podsDeleted"`
 }
 
 // ScalePoint is the manager with Settled TrainJobs finished, and the wave that brought them.
@@ -189,6 +191,9 @@ func scaleSummary(rep *ScaleReport) string {
 	fmt.Fprintf(&b, "# Scale run\n\n%d TrainJobs of %d nodes in waves of %d, %d simulated GPU nodes (kwok), pods run %s, %d creating clients; commit %s, %d CPUs, started %s, load %.2f to %.2f.\n\n",
 		p.TrainJobs, p.NodesPerTrainJob, p.Wave, p.Nodes, p.PodDuration, p.Parallel, rep.Machine.Commit, rep.Machine.CPUs,
 		rep.Machine.StartedAt.Format(time.RFC3339), rep.Machine.LoadAverageStart, rep.Machine.LoadAverageEnd)
+	if p.PodsDeleted {
+		b.WriteString("Each wave's Succeeded pods were deleted once it settled (`-delete-pods`; the manager reads no pods).\n\n")
+	}
 	b.WriteString("| Settled TrainJobs | RSS (anonymous) | Go heap in use | CPU since start | Wave: all JobSets | Wave: all Complete | p50 / p99 create to JobSet |\n|---|---|---|---|---|---|---|\n")
 	for _, pt := range rep.Points {
 		wave := "– | – | –" // the sample before the first wave
