@@ -74,12 +74,32 @@ type WriteRow struct {
 // response time falls in [from, to), by verb and resource. Other requests of user (a local
 // cluster's policy records its reads too) are not counted.
 func auditWrites(path, user string, from, to time.Time) ([]WriteRow, error) {
+	return readAuditLog(path, func(r io.Reader) ([]WriteRow, error) { return countWrites(r, user, from, to) })
+}
+
+// readAuditLog opens the audit log at path for parse.
+func readAuditLog[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	defer func() { _ = f.Close() }()
-	return countWrites(f, user, from, to)
+	return parse(f)
+}
+
+// eachEvent calls f with every event of an audit log.
+func eachEvent(r io.Reader, f func(auditEvent)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return fmt.Errorf("parsing the audit log: %w", err)
+		}
+		f(e)
+	}
+	return sc.Err()
 }
 
 func countWrites(r io.Reader, user string, from, to time.Time) ([]WriteRow, error) {
@@ -88,16 +108,10 @@ func countWrites(r io.Reader, user string, from, to time.Time) ([]WriteRow, erro
 		perTrainJob            bool
 	}
 	rows := map[key]*WriteRow{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("parsing the audit log: %w", err)
-		}
+	err := eachEvent(r, func(e auditEvent) {
 		if e.Stage != "ResponseComplete" || e.User.Username != user || e.ObjectRef == nil || !slices.Contains(writeVerbs, e.Verb) ||
 			e.StageTimestamp.Before(from) || !e.StageTimestamp.Before(to) {
-			continue
+			return
 		}
 		k := key{verb: e.Verb, resource: resourceName(e), perTrainJob: e.ObjectRef.Namespace == benchNamespace}
 		if k.perTrainJob {
@@ -115,8 +129,8 @@ func countWrites(r io.Reader, user string, from, to time.Time) ([]WriteRow, erro
 				row.Codes = append(row.Codes, e.ResponseStatus.Code)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make([]WriteRow, 0, len(rows))

@@ -17,11 +17,7 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -83,30 +79,19 @@ type trainJobTimes struct {
 // readStageTimes reads the audit log's TrainJob creates and the manager's snapshot creates and
 // JobSet applies in the benchmark namespace, the first of each per TrainJob.
 func readStageTimes(path string) (map[string]*trainJobTimes, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	return parseStageTimes(f)
+	return readAuditLog(path, parseStageTimes)
 }
 
 func parseStageTimes(r io.Reader) (map[string]*trainJobTimes, error) {
 	out := map[string]*trainJobTimes{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("parsing the audit log: %w", err)
-		}
+	err := eachEvent(r, func(e auditEvent) {
 		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || e.ObjectRef.Namespace != benchNamespace ||
 			e.ObjectRef.Subresource != "" || (e.ResponseStatus != nil && e.ResponseStatus.Code >= 300) {
-			continue
+			return
 		}
 		name := trainJobNamePrefix.FindString(e.ObjectRef.Name)
 		if name == "" {
-			continue
+			return
 		}
 		t := out[name]
 		if t == nil {
@@ -124,8 +109,8 @@ func parseStageTimes(r io.Reader) (map[string]*trainJobTimes, error) {
 		case e.User.Username == managerUser && e.ObjectRef.Resource == "jobsets" && e.Verb == "patch" && t.jobSet == nil:
 			t.jobSet = req
 		}
-	}
-	return out, sc.Err()
+	})
+	return out, err
 }
 
 // webhookLatency is what the apiserver says the admission webhooks took, which it records on
