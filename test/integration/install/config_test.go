@@ -150,7 +150,7 @@ var _ = ginkgo.Describe("The chart's manager Configuration", func() {
 		gomega.Expect(r.cfg.CertManagement.WebhookServiceName).To(gomega.Equal(configapi.DefaultWebhookServiceName))
 		gomega.Expect(r.cfg.CertManagement.WebhookSecretName).To(gomega.Equal(configapi.DefaultWebhookSecretName))
 		gomega.Expect(r.cfg.Controller.GroupKindConcurrency).To(gomega.Equal(map[string]int32{
-			"TrainJob.trainer.kubeflow.org": 40, "TrainingRuntime.trainer.kubeflow.org": 1,
+			configapi.TrainJobGroupKind: configapi.DefaultTrainJobConcurrency, "TrainingRuntime.trainer.kubeflow.org": 1,
 			"ClusterTrainingRuntime.trainer.kubeflow.org": 1,
 		}))
 		gomega.Expect(containerPort(r.deployment, "metrics")).To(gomega.Equal(int32(8443)))
