@@ -227,20 +227,8 @@ func (c *Cluster) prepareKwok(ctx context.Context) error {
 	return c.installKwokLogsCRD(ctx)
 }
 
-// kwokConfiguration follows the Stages in their file. kwok plays each Stage step (a status
-// patch, an event) in a pool of podPlayStageParallelism workers, each waiting for the apiserver:
-// the default 4 capped a loaded cluster near 25 pod patches (8 pods) a second.
-const kwokConfiguration = `---
-apiVersion: config.kwok.x-k8s.io/v1alpha1
-kind: KwokConfiguration
-options:
-  podPlayStageParallelism: 32
-  nodePlayStageParallelism: 4
-  nodeLeaseParallelism: 4
-`
-
 func (c *Cluster) writeKwokConfig() error {
-	if err := writeFileAtomic(c.path("config", "kwok-stages.yaml"), []byte(KwokStages(c.Settings.PodDuration.Duration)+kwokConfiguration), 0o644); err != nil {
+	if err := writeFileAtomic(c.path("config", "kwok-stages.yaml"), []byte(KwokStages(c.Settings.PodDuration.Duration)), 0o644); err != nil {
 		return err
 	}
 	return c.writeKwokLogs()
