@@ -55,23 +55,13 @@ func (c *Cluster) bin(name string) string { return filepath.Join(c.BinDir, name)
 func (c *Cluster) pkiFile(name string) string { return c.path("pki", name) }
 
 // controllerEnv points controller-runtime based components at the cluster.
-func (c *Cluster) controllerEnv() []string {
-	return append([]string{"KUBECONFIG=" + c.Kubeconfig()}, toolchainEnv...)
-}
-
-// toolchainEnv is the environment of the cluster's own processes (not Gantry's, whose memory and
-// CPU the benchmarks measure): on two busy CPUs the apiserver spent a tenth of its CPU in garbage
-// collection at the default GOGC=100, and every component's latency is the others' CPU.
-// GOMEMLIMIT bounds what the larger heap target costs: the apiserver held 3 GiB of RSS over
-// 4,000 pods.
-var toolchainEnv = []string{"GOGC=400", "GOMEMLIMIT=4GiB"}
+func (c *Cluster) controllerEnv() []string { return []string{"KUBECONFIG=" + c.Kubeconfig()} }
 
 func (c *Cluster) etcdComponent() component {
 	p := c.Settings.Ports
 	etcdURL, peerURL := localURL("http", p.Etcd), localURL("http", p.EtcdPeer)
 	return component{
 		name: "etcd", binary: c.bin("etcd"), ports: []int{p.Etcd, p.EtcdPeer}, enabled: true,
-		env: toolchainEnv,
 		args: []string{
 			"--name", "default", "--data-dir", c.path("etcd"),
 			"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
@@ -102,7 +92,6 @@ func (c *Cluster) apiserverComponent() component {
 	}
 	return component{
 		name: "kube-apiserver", binary: c.bin("kube-apiserver"), ports: []int{p.APIServer}, enabled: true,
-		env:     toolchainEnv,
 		prepare: prepare,
 		args: append(audit, []string{
 			"--etcd-servers", localURL("http", p.Etcd),
@@ -133,23 +122,12 @@ func (c *Cluster) controllerManagerComponent() component {
 	p := c.Settings.Ports
 	return component{
 		name: "kube-controller-manager", binary: c.bin("kube-controller-manager"), ports: []int{p.ControllerManager}, enabled: true,
-		env: toolchainEnv,
 		args: []string{
 			"--kubeconfig", c.Kubeconfig(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.ControllerManager),
-			"--leader-elect=false",
-			// Nothing here reads Endpoints or EndpointSlices (no kube-proxy, no DNS; the webhooks are
-			// URLs): their controllers rewrote both on every pod's Ready change, a quarter of the
-			// apiserver's writes in the scale run.
-			"--controllers", "*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller",
+			"--leader-elect=false", "--controllers", "*",
 			"--service-account-private-key-file", c.pkiFile("sa.key"), "--root-ca-file", c.pkiFile("ca.crt"),
 			"--cert-dir", c.path("certs", "kube-controller-manager"),
-			// The job controller creates and untracks every pod and writes every Job's status: at
-			// 100 QPS the controllers together would cap the scale run near 25 pods a second.
-			"--concurrent-job-syncs", "10", "--kube-api-qps", "1000", "--kube-api-burst", "2000",
-			// kwok renews node Leases every --node-lease-duration-seconds/4 (100 s) and heartbeats
-			// node status every 5-6 minutes (kwok-stages.yaml), as a kubelet reports status; a
-			// node is unhealthy only after three missed renewals.
-			"--node-monitor-grace-period", "5m",
+			"--concurrent-job-syncs", "10", "--kube-api-qps", "100", "--kube-api-burst", "200",
 			// PVCs (torchtune's shared initializer volume) get hostPath volumes under /tmp: the
 			// in-tree provisioner for development clusters, see the default StorageClass.
 			"--enable-hostpath-provisioner",
@@ -163,43 +141,24 @@ func (c *Cluster) schedulerComponent() component {
 	p := c.Settings.Ports
 	return component{
 		name: "kube-scheduler", binary: c.bin("kube-scheduler"), ports: []int{p.Scheduler}, enabled: true,
-		env: toolchainEnv,
 		args: []string{
-			"--config", c.path("config", "kube-scheduler.yaml"),
-			"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.Scheduler),
-			"--cert-dir", c.path("certs", "kube-scheduler"),
+			"--kubeconfig", c.Kubeconfig(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.Scheduler),
+			"--leader-elect=false", "--cert-dir", c.path("certs", "kube-scheduler"),
 		},
 		probe:        probe{url: localURL("https", p.Scheduler) + "/healthz"},
 		startTimeout: 60 * time.Second,
-		prepare:      func(context.Context) error { return c.writeSchedulerConfig() },
 	}
-}
-
-// writeSchedulerConfig writes the scheduler's configuration (with --config its --kubeconfig and
-// --leader-elect flags are ignored). Its client's default 50 QPS, a binding and an event per pod,
-// would cap the cluster at about 25 pods a second.
-func (c *Cluster) writeSchedulerConfig() error {
-	return c.writeConfig("kube-scheduler.yaml", map[string]any{
-		"apiVersion":       "kubescheduler.config.k8s.io/v1",
-		"kind":             "KubeSchedulerConfiguration",
-		"clientConnection": map[string]any{"kubeconfig": c.Kubeconfig(), "qps": 1000, "burst": 2000},
-		"leaderElection":   map[string]any{"leaderElect": false},
-	})
 }
 
 func (c *Cluster) kwokComponent() component {
 	p := c.Settings.Ports
 	return component{
 		name: "kwok", binary: c.bin("kwok"), ports: []int{p.Kwok}, enabled: true,
-		env: toolchainEnv,
 		args: []string{
 			"--kubeconfig", c.Kubeconfig(),
 			"--config", c.path("config", "kwok-stages.yaml"), "--config", c.path("config", kwokLogsConfigFile),
 			"--manage-nodes-with-annotation-selector", nodeAnnotation + "=fake",
-			// Renewed every 100 s: at 40 s, 500 nodes' Leases were 50 writes a second, the largest
-			// share of the apiserver's requests in the scale run (see the controller manager's
-			// --node-monitor-grace-period).
-			"--node-lease-duration-seconds", "400",
+			"--node-lease-duration-seconds", "40",
 			// One port for HTTP (the health probe) and HTTPS (pod logs, for the apiserver): kwok
 			// tells them apart by the first bytes of each connection.
 			"--server-address", hostPort(p.Kwok),

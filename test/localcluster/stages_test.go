@@ -271,7 +271,7 @@ func TestKwokStagesDurations(t *testing.T) {
 		}
 	}
 	want := map[string]int64{
-		"gantry-node-heartbeat": 300000, "gantry-pod-initialized": 1000, "gantry-pod-start": 500,
+		"gantry-node-heartbeat": 60000, "gantry-pod-initialized": 1000, "gantry-pod-start": 500,
 		"gantry-pod-succeed": 7000, "gantry-pod-fail": 7000, "gantry-pod-terminate": 200,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
