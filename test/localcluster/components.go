@@ -30,10 +30,20 @@ import (
 var kwokStages string
 
 // KwokStages returns the Stage manifests with the default pod run time filled in.
-func KwokStages(podDuration time.Duration) string {
+func KwokStages(podDuration time.Duration) string { return kwokStagesFor(podDuration, false) }
+
+// kwokStagesFor fills in the pod run time and the node heartbeat's period (throughputHeartbeat
+// for a throughput cluster).
+func kwokStagesFor(podDuration time.Duration, throughput bool) string {
+	beat := defaultHeartbeat
+	if throughput {
+		beat = throughputHeartbeat
+	}
 	return strings.NewReplacer(
 		"__POD_DURATION_MS__", strconv.FormatInt(podDuration.Milliseconds(), 10),
 		"__POD_DURATION__", podDuration.String(),
+		"__HEARTBEAT_MS__", strconv.FormatInt(beat.delay.Milliseconds(), 10),
+		"__HEARTBEAT_JITTER_MS__", strconv.FormatInt(beat.jitter.Milliseconds(), 10),
 	).Replace(kwokStages)
 }
 
@@ -62,6 +72,7 @@ func (c *Cluster) etcdComponent() component {
 	etcdURL, peerURL := localURL("http", p.Etcd), localURL("http", p.EtcdPeer)
 	return component{
 		name: "etcd", binary: c.bin("etcd"), ports: []int{p.Etcd, p.EtcdPeer}, enabled: true,
+		env: c.toolchainEnv(),
 		args: []string{
 			"--name", "default", "--data-dir", c.path("etcd"),
 			"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
@@ -92,6 +103,7 @@ func (c *Cluster) apiserverComponent() component {
 	}
 	return component{
 		name: "kube-apiserver", binary: c.bin("kube-apiserver"), ports: []int{p.APIServer}, enabled: true,
+		env:     c.toolchainEnv(),
 		prepare: prepare,
 		args: append(audit, []string{
 			"--etcd-servers", localURL("http", p.Etcd),
@@ -122,16 +134,17 @@ func (c *Cluster) controllerManagerComponent() component {
 	p := c.Settings.Ports
 	return component{
 		name: "kube-controller-manager", binary: c.bin("kube-controller-manager"), ports: []int{p.ControllerManager}, enabled: true,
-		args: []string{
+		env: c.toolchainEnv(),
+		args: append([]string{
 			"--kubeconfig", c.Kubeconfig(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.ControllerManager),
-			"--leader-elect=false", "--controllers", "*",
+			"--leader-elect=false",
 			"--service-account-private-key-file", c.pkiFile("sa.key"), "--root-ca-file", c.pkiFile("ca.crt"),
 			"--cert-dir", c.path("certs", "kube-controller-manager"),
-			"--concurrent-job-syncs", "10", "--kube-api-qps", "100", "--kube-api-burst", "200",
+			"--concurrent-job-syncs", "10",
 			// PVCs (torchtune's shared initializer volume) get hostPath volumes under /tmp: the
 			// in-tree provisioner for development clusters, see the default StorageClass.
 			"--enable-hostpath-provisioner",
-		},
+		}, c.controllerManagerTuning()...),
 		probe:        probe{url: localURL("https", p.ControllerManager) + "/healthz"},
 		startTimeout: 60 * time.Second,
 	}
@@ -141,12 +154,11 @@ func (c *Cluster) schedulerComponent() component {
 	p := c.Settings.Ports
 	return component{
 		name: "kube-scheduler", binary: c.bin("kube-scheduler"), ports: []int{p.Scheduler}, enabled: true,
-		args: []string{
-			"--kubeconfig", c.Kubeconfig(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.Scheduler),
-			"--leader-elect=false", "--cert-dir", c.path("certs", "kube-scheduler"),
-		},
+		env:          c.toolchainEnv(),
+		args:         c.schedulerArgs(),
 		probe:        probe{url: localURL("https", p.Scheduler) + "/healthz"},
 		startTimeout: 60 * time.Second,
+		prepare:      func(context.Context) error { return c.writeSchedulerConfig() },
 	}
 }
 
@@ -154,19 +166,19 @@ func (c *Cluster) kwokComponent() component {
 	p := c.Settings.Ports
 	return component{
 		name: "kwok", binary: c.bin("kwok"), ports: []int{p.Kwok}, enabled: true,
-		args: []string{
+		env: c.toolchainEnv(),
+		args: append(c.kwokConfigArgs(),
 			"--kubeconfig", c.Kubeconfig(),
-			"--config", c.path("config", "kwok-stages.yaml"), "--config", c.path("config", kwokLogsConfigFile),
-			"--manage-nodes-with-annotation-selector", nodeAnnotation + "=fake",
-			"--node-lease-duration-seconds", "40",
+			"--manage-nodes-with-annotation-selector", nodeAnnotation+"=fake",
+			"--node-lease-duration-seconds", c.kwokLeaseSeconds(),
 			// One port for HTTP (the health probe) and HTTPS (pod logs, for the apiserver): kwok
 			// tells them apart by the first bytes of each connection.
 			"--server-address", hostPort(p.Kwok),
-			"--tls-cert-file", c.pkiFile(kwokServingCert.File + ".crt"), "--tls-private-key-file", c.pkiFile(kwokServingCert.File + ".key"),
+			"--tls-cert-file", c.pkiFile(kwokServingCert.File+".crt"), "--tls-private-key-file", c.pkiFile(kwokServingCert.File+".key"),
 			// Per-pod Logs objects (SetPodLogs) are read from the apiserver; the ClusterLogs
 			// serving every other pod is in the configuration.
 			"--enable-crds", "Logs",
-		},
+		),
 		probe:        probe{url: localURL("http", p.Kwok) + "/healthz"},
 		startTimeout: 60 * time.Second,
 		prepare:      c.prepareKwok,
@@ -187,8 +199,13 @@ func (c *Cluster) prepareKwok(ctx context.Context) error {
 }
 
 func (c *Cluster) writeKwokConfig() error {
-	if err := writeFileAtomic(c.path("config", "kwok-stages.yaml"), []byte(KwokStages(c.Settings.PodDuration.Duration)), 0o644); err != nil {
+	if err := writeFileAtomic(c.path("config", "kwok-stages.yaml"), []byte(kwokStagesFor(c.Settings.PodDuration.Duration, c.Settings.Throughput)), 0o644); err != nil {
 		return err
+	}
+	if c.Settings.Throughput {
+		if err := writeFileAtomic(c.path("config", kwokThroughputConfigFile), []byte(kwokThroughputConfig), 0o644); err != nil {
+			return err
+		}
 	}
 	return c.writeKwokLogs()
 }
@@ -198,7 +215,7 @@ func (c *Cluster) jobSetComponent() component {
 	return component{
 		name: "jobset", binary: c.bin("jobset"), ports: []int{p.JobSetWebhook, p.JobSetHealth}, enabled: true,
 		args:         []string{"--config", c.path("config", "jobset.yaml"), "--kubeconfig", c.Kubeconfig()},
-		env:          c.controllerEnv(),
+		env:          append(c.controllerEnv(), c.toolchainEnv()...),
 		probe:        probe{url: localURL("http", p.JobSetHealth) + "/readyz"},
 		startTimeout: 90 * time.Second,
 		prepare:      c.prepareJobSet,

@@ -132,6 +132,10 @@ type Settings struct {
 	// MultiKueue makes this cluster's Kueue a MultiKueue manager (multiKueueConfig): the manager
 	// of the multi-cluster layout (Fleet), which dispatches queued jobs to the workers.
 	MultiKueue bool `json:"multiKueue,omitempty"`
+	// Throughput tunes the cluster's own processes for pod turnover (throughput.go): the scale
+	// benchmark's. Node Leases are then renewed every 100 s, too seldom for the reliability
+	// suite's outage test, and nodes' conditions refreshed every 5 to 6 minutes.
+	Throughput bool `json:"throughput,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes as "5s".

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +45,8 @@ type stage struct {
 			Kind string `json:"kind"`
 		} `json:"resourceRef"`
 		Delay *struct {
-			DurationMilliseconds *int64 `json:"durationMilliseconds"`
+			DurationMilliseconds       *int64 `json:"durationMilliseconds"`
+			JitterDurationMilliseconds *int64 `json:"jitterDurationMilliseconds"`
 		} `json:"delay"`
 		Steps []struct {
 			Patch *struct {
@@ -59,8 +61,13 @@ type stage struct {
 
 func parseStages(t *testing.T, d time.Duration) map[string]stage {
 	t.Helper()
+	return parseStageDocs(t, KwokStages(d))
+}
+
+func parseStageDocs(t *testing.T, docs string) map[string]stage {
+	t.Helper()
 	out := map[string]stage{}
-	for doc := range strings.SplitSeq(KwokStages(d), "\n---\n") {
+	for doc := range strings.SplitSeq(docs, "\n---\n") {
 		var s stage
 		if err := yaml.Unmarshal([]byte(doc), &s); err != nil {
 			t.Fatalf("stage document does not parse: %v\n%s", err, doc)
@@ -263,21 +270,40 @@ func TestNodeStagesRenderStatuses(t *testing.T) {
 }
 
 func TestKwokStagesDurations(t *testing.T) {
-	stages := parseStages(t, 7*time.Second)
-	got := map[string]int64{}
-	for name, s := range stages {
-		if s.Spec.Delay != nil && s.Spec.Delay.DurationMilliseconds != nil {
-			got[name] = *s.Spec.Delay.DurationMilliseconds
-		}
-	}
-	want := map[string]int64{
-		"gantry-node-heartbeat": 60000, "gantry-pod-initialized": 1000, "gantry-pod-start": 500,
+	pod := map[string]int64{
+		"gantry-pod-initialized": 1000, "gantry-pod-start": 500,
 		"gantry-pod-succeed": 7000, "gantry-pod-fail": 7000, "gantry-pod-terminate": 200,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("default delays (-want,+got):\n%s", diff)
+	cases := map[string]struct {
+		throughput   bool
+		beat, jitter int64
+	}{
+		"default: conditions every 60 to 130 s":    {beat: 60000, jitter: 70000},
+		"throughput: conditions every 5 to 11 min": {throughput: true, beat: 300000, jitter: 360000},
 	}
-	if strings.Contains(KwokStages(time.Second), "__POD_DURATION") {
-		t.Error("a placeholder is left in the stages")
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			doc := kwokStagesFor(7*time.Second, tc.throughput)
+			if strings.Contains(doc, "__") {
+				t.Errorf("a placeholder is left in the stages:\n%s", doc)
+			}
+			got, jitter := map[string]int64{}, map[string]int64{}
+			for name, s := range parseStageDocs(t, doc) {
+				if s.Spec.Delay != nil && s.Spec.Delay.DurationMilliseconds != nil {
+					got[name] = *s.Spec.Delay.DurationMilliseconds
+				}
+				if s.Spec.Delay != nil && s.Spec.Delay.JitterDurationMilliseconds != nil && name == "gantry-node-heartbeat" {
+					jitter[name] = *s.Spec.Delay.JitterDurationMilliseconds
+				}
+			}
+			want := maps.Clone(pod)
+			want["gantry-node-heartbeat"] = tc.beat
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("delays (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string]int64{"gantry-node-heartbeat": tc.jitter}, jitter); diff != "" {
+				t.Errorf("heartbeat jitter (-want,+got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -136,6 +136,7 @@ func startScale(ctx context.Context, o *options) (*scaleRun, error) {
 	}
 	s.Ports = s.Ports.Offset(offset)
 	s.Audit = true
+	s.Throughput = true
 	s.PodDuration = localcluster.Duration{Duration: o.scale.podDuration}
 	s.Nodes.Count = o.scale.nodes
 	s.Nodes.NodesPerRack = 25

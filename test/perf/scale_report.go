@@ -65,8 +65,10 @@ type ScalePoint struct {
 	Latency Summary `json:"latencyMs"`
 }
 
-// MemoryFit is the least-squares line of RSS and Go heap against settled TrainJobs.
+// MemoryFit is the least-squares line of RSS and Go heap against settled TrainJobs, over Points
+// samples after the first wave: a slope needs two.
 type MemoryFit struct {
+	Points             int     `json:"points"`
 	RSSKiBPerTrainJob  float64 `json:"rssKiBPerTrainJob"`
 	RSSInterceptMiB    float64 `json:"rssInterceptMiB"`
 	HeapKiBPerTrainJob float64 `json:"heapKiBPerTrainJob"`
@@ -106,7 +108,7 @@ func fitMemory(points []ScalePoint) MemoryFit {
 	}
 	rs, ri := leastSquares(xs, rss)
 	hs, hi := leastSquares(xs, heap)
-	return MemoryFit{RSSKiBPerTrainJob: rs * 1024, RSSInterceptMiB: ri, HeapKiBPerTrainJob: hs * 1024, HeapInterceptMiB: hi}
+	return MemoryFit{Points: len(xs), RSSKiBPerTrainJob: rs * 1024, RSSInterceptMiB: ri, HeapKiBPerTrainJob: hs * 1024, HeapInterceptMiB: hi}
 }
 
 // leastSquares returns the slope and intercept of the line that fits (xs, ys) best; a flat line
@@ -202,9 +204,7 @@ func scaleSummary(rep *ScaleReport) string {
 		}
 		fmt.Fprintf(&b, "| %d | %.1f MiB (%.1f) | %.1f MiB | %.1f s | %s |\n", pt.Settled, pt.RSSMiB, pt.RSSAnonMiB, pt.HeapMiB, pt.CPUSeconds, wave)
 	}
-	m := rep.Memory
-	fmt.Fprintf(&b, "\nMemory per settled TrainJob (least squares): RSS %.2f KiB (from %.1f MiB), Go heap %.2f KiB (from %.1f MiB).\n\n",
-		m.RSSKiBPerTrainJob, m.RSSInterceptMiB, m.HeapKiBPerTrainJob, m.HeapInterceptMiB)
+	b.WriteString(memoryFitLine(rep.Memory))
 	id := rep.Idle
 	fmt.Fprintf(&b, "Idle over %d settled TrainJobs for %.0f s: %d TrainJob writes (%d writes in all), %.2f CPU seconds, RSS %.1f MiB.\n\n",
 		p.TrainJobs, id.Seconds, id.TrainJobWrites, totalWrites(id.Writes), id.CPUSeconds, id.RSSMiB)
@@ -222,4 +222,14 @@ func totalWrites(rows []WriteRow) int {
 		n += r.Count
 	}
 	return n
+}
+
+// memoryFitLine reports the memory per settled TrainJob, or why there is none: the start's
+// sample is left out (start-up garbage), so a slope needs two waves.
+func memoryFitLine(m MemoryFit) string {
+	if m.Points < 2 {
+		return fmt.Sprintf("\nMemory per settled TrainJob: not fitted, %d sample(s) after the first wave; it needs two waves or more (-wave below -n).\n\n", m.Points)
+	}
+	return fmt.Sprintf("\nMemory per settled TrainJob (least squares over the %d samples from the first wave on): RSS %.2f KiB (from %.1f MiB), Go heap %.2f KiB (from %.1f MiB).\n\n",
+		m.Points, m.RSSKiBPerTrainJob, m.RSSInterceptMiB, m.HeapKiBPerTrainJob, m.HeapInterceptMiB)
 }

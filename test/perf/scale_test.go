@@ -35,7 +35,7 @@ func TestFitMemory(t *testing.T) {
 		},
 		"one wave: flat through it": {
 			points: []ScalePoint{{Settled: 0, RSSMiB: 30, HeapMiB: 5}, {Settled: 1000, RSSMiB: 50, HeapMiB: 12}},
-			want:   MemoryFit{RSSInterceptMiB: 50, HeapInterceptMiB: 12},
+			want:   MemoryFit{Points: 1, RSSInterceptMiB: 50, HeapInterceptMiB: 12},
 		},
 		"exact line: 8 KiB and 4 KiB per TrainJob; the start's warm-up left out": {
 			points: []ScalePoint{
@@ -44,7 +44,7 @@ func TestFitMemory(t *testing.T) {
 				{Settled: 2048, RSSMiB: 66, HeapMiB: 20},
 				{Settled: 3072, RSSMiB: 74, HeapMiB: 24},
 			},
-			want: MemoryFit{RSSKiBPerTrainJob: 8, RSSInterceptMiB: 50, HeapKiBPerTrainJob: 4, HeapInterceptMiB: 12},
+			want: MemoryFit{Points: 3, RSSKiBPerTrainJob: 8, RSSInterceptMiB: 50, HeapKiBPerTrainJob: 4, HeapInterceptMiB: 12},
 		},
 		"noise around a line: the least-squares slope": {
 			points: []ScalePoint{
@@ -53,13 +53,36 @@ func TestFitMemory(t *testing.T) {
 				{Settled: 3072, RSSMiB: 75},
 			},
 			// slope (75-59)/2048 MiB = 8 KiB; intercept (199 - 8/1024*6144)/3 = 50.33 MiB.
-			want: MemoryFit{RSSKiBPerTrainJob: 8, RSSInterceptMiB: 50.333333333333336},
+			want: MemoryFit{Points: 3, RSSKiBPerTrainJob: 8, RSSInterceptMiB: 50.333333333333336},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, fitMemory(tc.points), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 				t.Errorf("fitMemory (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMemoryFitLine(t *testing.T) {
+	cases := map[string]struct {
+		fit  MemoryFit
+		want string
+	}{
+		"one wave: no slope claimed": {
+			fit:  MemoryFit{Points: 1, RSSInterceptMiB: 53.9, HeapInterceptMiB: 13.3},
+			want: "Memory per settled TrainJob: not fitted, 1 sample(s) after the first wave; it needs two waves or more (-wave below -n).",
+		},
+		"three waves": {
+			fit:  MemoryFit{Points: 3, RSSKiBPerTrainJob: 8.92, RSSInterceptMiB: 54.1, HeapKiBPerTrainJob: 7.02, HeapInterceptMiB: 12},
+			want: "Memory per settled TrainJob (least squares over the 3 samples from the first wave on): RSS 8.92 KiB (from 54.1 MiB), Go heap 7.02 KiB (from 12.0 MiB).",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, strings.TrimSpace(memoryFitLine(tc.fit))); diff != "" {
+				t.Errorf("memoryFitLine (-want,+got):\n%s", diff)
 			}
 		})
 	}
@@ -106,7 +129,7 @@ func TestScaleSummary(t *testing.T) {
 			{Settled: 1000, RSSMiB: 58, RSSAnonMiB: 18, HeapMiB: 16, CPUSeconds: 10, WaveSeconds: 9.5, SettledSeconds: 60,
 				Latency: Summary{Count: 1000, P50: 80, P99: 900}},
 		},
-		Memory:  MemoryFit{RSSKiBPerTrainJob: 8.19, RSSInterceptMiB: 50, HeapKiBPerTrainJob: 4.1, HeapInterceptMiB: 12},
+		Memory:  MemoryFit{Points: 2, RSSKiBPerTrainJob: 8.19, RSSInterceptMiB: 50, HeapKiBPerTrainJob: 4.1, HeapInterceptMiB: 12},
 		Idle:    ScaleIdle{Seconds: 60, CPUSeconds: 0.4, Writes: []WriteRow{{Verb: "update", Resource: "leases.coordination.k8s.io", Count: 30}}, RSSMiB: 58},
 		Restart: ScaleRestart{ReadySeconds: 2.5, FreshJobSetSeconds: 0.31, CaughtUpSeconds: 7.25, RSSMiB: 61, CPUSeconds: 3},
 	}
