@@ -278,8 +278,8 @@ func TestKwokStagesDurations(t *testing.T) {
 		throughput   bool
 		beat, jitter int64
 	}{
-		"default: conditions every 60 to 130 s":    {beat: 60000, jitter: 70000},
-		"throughput: conditions every 5 to 11 min": {throughput: true, beat: 300000, jitter: 360000},
+		"default: conditions every 60 to 70 s":    {beat: 60000, jitter: 70000},
+		"throughput: conditions every 5 to 6 min": {throughput: true, beat: 300000, jitter: 360000},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

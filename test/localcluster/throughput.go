@@ -27,7 +27,8 @@ import (
 // settings the e2e and reliability suites rely on: kwok's defaults (it serves pod logs) and node
 // Leases renewed every 10 s, which a control-plane outage test needs to see nodes recover.
 
-// heartbeat is how often kwok refreshes a Ready node's conditions: a delay and a random extra.
+// heartbeat is how often kwok refreshes a Ready node's conditions: at a random time between
+// delay and jitter (kwok's Stage delay).
 type heartbeat struct{ delay, jitter time.Duration }
 
 var (
