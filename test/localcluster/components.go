@@ -105,7 +105,7 @@ func (c *Cluster) apiserverComponent() component {
 		name: "kube-apiserver", binary: c.bin("kube-apiserver"), ports: []int{p.APIServer}, enabled: true,
 		env:     c.toolchainEnv(),
 		prepare: prepare,
-		args: append(audit, []string{
+		args: append(append(audit, []string{
 			"--etcd-servers", localURL("http", p.Etcd),
 			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(p.APIServer),
 			"--tls-cert-file", c.pkiFile("apiserver.crt"), "--tls-private-key-file", c.pkiFile("apiserver.key"),
@@ -123,7 +123,7 @@ func (c *Cluster) apiserverComponent() component {
 			"--kubelet-client-certificate", c.pkiFile(kubeletClientCert.File + ".crt"),
 			"--kubelet-client-key", c.pkiFile(kubeletClientCert.File + ".key"),
 			"--cert-dir", c.path("certs", "kube-apiserver"), "--profiling=false",
-		}...),
+		}...), c.apiserverTuning()...),
 		probe:        pr,
 		startTimeout: 90 * time.Second,
 		install:      c.bootstrap,

@@ -40,6 +40,7 @@ func flagValue(args []string, flag string) string {
 func TestThroughputTuningOnlyInAThroughputCluster(t *testing.T) {
 	type view struct {
 		Env                                     map[string][]string
+		DeleteWorkers                           string
 		Controllers, ControllerQPS, GracePeriod string
 		SchedulerConfig, SchedulerKubeconfig    bool
 		KwokLease                               string
@@ -61,6 +62,7 @@ func TestThroughputTuningOnlyInAThroughputCluster(t *testing.T) {
 			},
 			Controllers:   "*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller",
 			ControllerQPS: "1000", GracePeriod: "5m", SchedulerConfig: true, KwokLease: "400", KwokConfigs: 3,
+			DeleteWorkers: "8",
 		}},
 	}
 	for name, tc := range cases {
@@ -76,6 +78,8 @@ func TestThroughputTuningOnlyInAThroughputCluster(t *testing.T) {
 					}
 				}
 				switch comp.name {
+				case "kube-apiserver":
+					got.DeleteWorkers = flagValue(comp.args, "--delete-collection-workers")
 				case "kube-controller-manager":
 					got.Controllers, got.ControllerQPS = flagValue(comp.args, "--controllers"), flagValue(comp.args, "--kube-api-qps")
 					got.GracePeriod = flagValue(comp.args, "--node-monitor-grace-period")

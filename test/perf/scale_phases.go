@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,10 +77,27 @@ func (r *scaleRun) wave(ctx context.Context, start, n int) (ScalePoint, error) {
 // cluster's work does: with the pods kept, a second wave of 4,000 pods took twice the first
 // (kube-apiserver, the scheduler and kwok list and watch every pod on two cores).
 func (r *scaleRun) deleteSucceededPods(ctx context.Context) error {
-	err := r.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(benchNamespace),
+	return deleteAllRetrying(ctx, r.client, &corev1.Pod{}, deletePodAttempts, client.InNamespace(benchNamespace),
 		client.MatchingFields{"status.phase": string(corev1.PodSucceeded)}, client.GracePeriodSeconds(0))
+}
+
+// deletePodAttempts bounds deleteAllRetrying for the wave's pods.
+const deletePodAttempts = 5
+
+// deleteAllRetrying sends a delete-collection until one succeeds, at most attempts times. The
+// apiserver deletes a collection one object at a time within its request timeout (a minute): on
+// the loaded machine 4,000 pods took longer, the stream was reset, and the run of 50 minutes was
+// lost. Each attempt deletes what it reaches, so the next has less to do.
+func deleteAllRetrying(ctx context.Context, c client.Client, obj client.Object, attempts int, opts ...client.DeleteAllOfOption) error {
+	var err error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		if err = c.DeleteAllOf(ctx, obj, opts...); err == nil || ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(os.Stderr, "bench: deleting the wave's finished pods, attempt %d of %d: %v\n", attempt, attempts, err)
+	}
 	if err != nil {
-		return fmt.Errorf("deleting the wave's Succeeded pods: %w", err)
+		return fmt.Errorf("deleting the wave's Succeeded pods (%d attempts): %w", attempts, err)
 	}
 	return nil
 }

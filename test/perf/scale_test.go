@@ -17,11 +17,17 @@ limitations under the License.
 package main
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestFitMemory(t *testing.T) {
@@ -144,5 +150,42 @@ func TestScaleSummary(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("scale.md lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestDeleteAllRetrying: a delete-collection the apiserver cuts off (its request timeout, a reset
+// stream) is sent again, within a bound, instead of ending a run of an hour.
+func TestDeleteAllRetrying(t *testing.T) {
+	cutOff := errors.New("stream error: stream ID 22297; INTERNAL_ERROR; received from peer")
+	cases := map[string]struct {
+		failures  int
+		wantCalls int
+		wantErr   bool
+	}{
+		"first attempt":                 {wantCalls: 1},
+		"cut off twice, then done":      {failures: 2, wantCalls: 3},
+		"cut off every time: bounded":   {failures: 99, wantCalls: 5, wantErr: true},
+		"cut off until the last chance": {failures: 4, wantCalls: 5},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+				DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
+					calls++
+					if calls <= tc.failures {
+						return cutOff
+					}
+					return c.DeleteAllOf(ctx, obj, opts...)
+				},
+			}).Build()
+			err := deleteAllRetrying(context.Background(), c, &corev1.Pod{}, 5, client.InNamespace(benchNamespace))
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, cutOff)) {
+				t.Errorf("err = %v, want an error wrapping the cut-off: %v", err, tc.wantErr)
+			}
+			if calls != tc.wantCalls {
+				t.Errorf("%d delete-collections sent, want %d", calls, tc.wantCalls)
+			}
+		})
 	}
 }
