@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -70,6 +71,21 @@ func (e *NotOwnedError) Error() string {
 		e.Kind, e.Namespace, e.Name, e.Owner)
 }
 
+// GoneError is returned for an update of an object that was deleted since it was read: with a
+// forced apply and no resourceVersion, the API server's only conflict is that the object of that
+// UID no longer exists. The object is not created again; the caller decides what its absence means.
+type GoneError struct {
+	Kind, Namespace, Name string
+	UID                   types.UID
+	err                   error
+}
+
+func (e *GoneError) Error() string {
+	return fmt.Sprintf("%s %s/%s (uid %s) was deleted while Gantry updated it: %v", e.Kind, e.Namespace, e.Name, e.UID, e.err)
+}
+
+func (e *GoneError) Unwrap() error { return e.err }
+
 // Apply writes objs for owner, in order, each as its Mode says, and only what would change
 // something: an object is skipped when this exact intent was already applied to it and nothing
 // changed it since, so a field Gantry stops setting is removed by the next write instead of
@@ -100,6 +116,10 @@ func (a *Applier) applyOne(ctx context.Context, owner client.Object, suspended b
 		return false, err
 	}
 	if existing == nil {
+		if d.ExistingUID != "" {
+			// The caller saw it: an update of that object, not a create (write sends the UID).
+			return false, a.write(ctx, d, nil)
+		}
 		if createdFirst(d) {
 			return a.create(ctx, owner, suspended, d)
 		}
@@ -265,13 +285,20 @@ func (a *Applier) write(ctx context.Context, d Desired, existing client.Object) 
 		return fmt.Errorf("converting %s: %w", describe(d.Object), err)
 	}
 	obj := &unstructured.Unstructured{Object: u}
+	uid := d.ExistingUID
 	if existing != nil {
-		// An update of the object the cache showed, never a create: the UID makes the API server
-		// refuse (409) an apply whose object was deleted since, which would otherwise create it
-		// again (a finished or deleted JobSet would run the training again).
-		obj.SetUID(existing.GetUID())
+		uid = existing.GetUID()
+	}
+	if uid != "" {
+		// An update of the object the cache or the caller showed, never a create: the UID makes
+		// the API server refuse (409) an apply whose object was deleted since, which would
+		// otherwise create it again (a finished or deleted JobSet would run the training again).
+		obj.SetUID(uid)
 	}
 	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(a.fieldOwner), client.ForceOwnership); err != nil {
+		if uid != "" && apierrors.IsConflict(err) {
+			return &GoneError{Kind: kindOf(d.Object), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: uid, err: err}
+		}
 		return fmt.Errorf("applying %s: %w", describe(d.Object), err)
 	}
 	// The apply answer is the object as stored: its UID, resourceVersion and generation.

@@ -18,6 +18,9 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -240,4 +244,110 @@ func TestWritable(t *testing.T) {
 		})
 	}
 	_ = ptr.To(true)
+}
+
+// TestApplierUpdatesOnlyTheObjectTheCallerRead: with ExistingUID, an object the applier's cache
+// does not hold is applied with that UID, which the API server refuses (409) when no object of
+// that UID exists (modelled here as the API server's patch handler does it), and Apply then says
+// it is gone instead of having created it; an object only the cache lags behind is updated.
+func TestApplierUpdatesOnlyTheObjectTheCallerRead(t *testing.T) {
+	cases := map[string]struct {
+		stored      *corev1.Service
+		existingUID types.UID
+		wantApplied []string
+		wantCreated int
+		wantGone    bool
+		wantStored  bool
+	}{
+		"read by the caller, deleted since: not created again": {
+			existingUID: "uid-1",
+			wantApplied: []string{"uid=uid-1"},
+			wantGone:    true,
+		},
+		"read by the caller, not in the cache yet: updated": {
+			stored:      service("uid-1"),
+			existingUID: "uid-1",
+			wantApplied: []string{"uid=uid-1"},
+			wantStored:  true,
+		},
+		"read by nobody: created": {
+			wantApplied: []string{"uid="},
+			wantCreated: 1,
+			wantStored:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := fake.NewClientBuilder()
+			if tc.stored != nil {
+				b = b.WithObjects(tc.stored)
+			}
+			stored := b.Build()
+			var applied []string
+			c := interceptor.NewClient(stored, interceptor.Funcs{
+				Get: func(_ context.Context, _ client.WithWatch, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+					return apierrors.NewNotFound(corev1.Resource("services"), key.Name) // the cache has seen the deletion
+				},
+				Apply: func(ctx context.Context, c client.WithWatch, obj apiruntime.ApplyConfiguration, opts ...client.ApplyOption) error {
+					uid := uidOf(t, obj)
+					applied = append(applied, "uid="+uid)
+					err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "job"}, &corev1.Service{})
+					if uid != "" && apierrors.IsNotFound(err) {
+						return apierrors.NewConflict(corev1.Resource("services"), "job",
+							fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
+					}
+					return c.Apply(ctx, obj, opts...)
+				},
+			})
+			a, err := NewApplier(c, stored, "trainer")
+			if err != nil {
+				t.Fatal(err)
+			}
+			desired := service("")
+			res, err := a.Apply(context.Background(), owner, false, []Desired{{Object: desired, Mode: UnlessRunning, ExistingUID: tc.existingUID}})
+			gone, isGone := errors.AsType[*GoneError](err)
+			if isGone != tc.wantGone || err != nil && !isGone {
+				t.Fatalf("Apply() error = %v, want gone: %t", err, tc.wantGone)
+			}
+			if isGone && (gone.Kind != "Service" || gone.UID != tc.existingUID || !apierrors.IsConflict(err)) {
+				t.Errorf("GoneError = %+v, want the Service of uid %s, still a conflict", gone, tc.existingUID)
+			}
+			if diff := cmp.Diff(tc.wantApplied, applied); diff != "" {
+				t.Errorf("applies (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCreated, len(res.Created)); diff != "" {
+				t.Errorf("created (-want,+got):\n%s", diff)
+			}
+			getErr := stored.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, &corev1.Service{})
+			if diff := cmp.Diff(tc.wantStored, getErr == nil); diff != "" {
+				t.Errorf("stored (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func service(uid types.UID) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: uid, OwnerReferences: ownerRefs()},
+		Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone},
+	}
+}
+
+// uidOf is the metadata.uid an apply request carries.
+func uidOf(t *testing.T, obj apiruntime.ApplyConfiguration) string {
+	t.Helper()
+	data, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u struct {
+		Metadata struct {
+			UID string `json:"uid"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &u); err != nil {
+		t.Fatal(err)
+	}
+	return u.Metadata.UID
 }

@@ -22,6 +22,7 @@ package apply
 
 import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -55,6 +56,10 @@ type Desired struct {
 	// Accept, when set, checks an existing object of that name, controlled by the owner, before
 	// the applier takes it for the one it writes (an IfAbsent object is then left as it is).
 	Accept func(existing client.Object) error
+	// ExistingUID, when set, is the UID of the object the caller read under this name. The write
+	// then updates that object or fails with a GoneError: it never creates another when the
+	// applier's own read, later than the caller's, no longer finds it (deleted in between).
+	ExistingUID types.UID
 }
 
 // ToUnstructured converts an object to what the controller applies: no status, no server-set

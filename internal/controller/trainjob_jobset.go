@@ -70,6 +70,20 @@ func withOutcomeFinalizer(objs []apply.Desired) {
 	}
 }
 
+// updateOnlyTheJobSetRead tells the applier which JobSet this reconcile read (none: nil), so that
+// it updates that one and never creates another: its own read of the cache comes later and may
+// already miss a JobSet deleted meanwhile, and applying then would run the training again.
+func updateOnlyTheJobSetRead(objs []apply.Desired, read *jobsetv1alpha2.JobSet) {
+	if read == nil {
+		return
+	}
+	for i := range objs {
+		if _, ok := objs[i].Object.(*jobsetv1alpha2.JobSet); ok {
+			objs[i].ExistingUID = read.UID
+		}
+	}
+}
+
 // jobSetDeleted reports whether the TrainJob's JobSet is gone, or going, while it ran: deleted
 // before it finished, with the TrainJob not suspended.
 func (s *scope) jobSetDeleted() bool {

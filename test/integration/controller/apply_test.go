@@ -24,12 +24,22 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	trainer "github.com/gantry-ml/gantry/api/trainer/v1alpha1"
 	"github.com/gantry-ml/gantry/internal/apply"
+	"github.com/gantry-ml/gantry/internal/controller"
+	"github.com/gantry-ml/gantry/internal/runtime/framework"
+	"github.com/gantry-ml/gantry/internal/runtime/plugins"
+	utiltesting "github.com/gantry-ml/gantry/internal/util/testing"
+	"github.com/gantry-ml/gantry/test/util"
 )
 
 // staleCache answers Get with the objects it was given, as a cache that has not seen their
@@ -89,3 +99,78 @@ func ctrlSetOwner(owner, obj client.Object) error {
 		UID: owner.GetUID(), Controller: ptr.To(true)}})
 	return nil
 }
+
+// vanishingCache answers the first Get of the JobSet key with seen, as a cache that had not yet
+// seen its deletion, and NotFound afterwards, as the same cache once it has; every other call
+// goes to the API server.
+type vanishingCache struct {
+	client.Client
+	seen  *jobsetv1alpha2.JobSet
+	reads *int
+}
+
+func (c vanishingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, isJobSet := obj.(*jobsetv1alpha2.JobSet); !isJobSet || key != client.ObjectKeyFromObject(c.seen) {
+		return c.Client.Get(ctx, key, obj, opts...)
+	}
+	*c.reads++
+	if *c.reads > 1 {
+		return apierrors.NewNotFound(jobsetv1alpha2.Resource("jobsets"), key.Name)
+	}
+	c.seen.DeepCopyInto(obj.(*jobsetv1alpha2.JobSet))
+	return nil
+}
+
+// The e2e suite caught it again, in a narrower window: the reconcile read the JobSet, then the
+// applier read its cache once more, after the cache had seen the JobSet deleted, and applied it
+// as a new object. The controller tells the applier which JobSet it read, so that the write
+// updates that one or fails, and the TrainJob fails with JobSetDeleted in the same reconcile.
+var _ = ginkgo.Describe("TrainJob reconcile racing a JobSet deletion", func() {
+	ginkgo.It("fails the TrainJob, instead of creating its JobSet again, when the cache sees the deletion between two reads", func() {
+		ns := newNamespace()
+		rt := utiltesting.MakeTrainingRuntimeWrapper(ns, "torch").Spec(
+			utiltesting.MakeTrainingRuntimeSpecWrapper().Torch(&trainer.TorchMLPolicySource{}).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, rt)).To(gomega.Succeed())
+		tj := utiltesting.MakeTrainJobWrapper(ns, "vanishing").RuntimeRef(trainer.TrainingRuntimeKind, "torch").
+			Trainer(utiltesting.MakeTrainerWrapper().Container("pytorch:2", []string{"torchrun"}, nil).NumNodes(1).Obj()).Obj()
+		gomega.Expect(k8sClient.Create(ctx, tj)).To(gomega.Succeed())
+		key := client.ObjectKeyFromObject(tj)
+		gomega.Eventually(func(g gomega.Gomega) { // what JobSet's controller would report: the node job runs
+			js := &jobsetv1alpha2.JobSet{}
+			g.Expect(k8sClient.Get(ctx, key, js)).To(gomega.Succeed())
+			js.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Active: 1}}
+			g.Expect(k8sClient.Status().Update(ctx, js)).To(gomega.Succeed())
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			got := &trainer.TrainJob{}
+			g.Expect(k8sClient.Get(ctx, key, got)).To(gomega.Succeed())
+			g.Expect(got.Status.JobsStatus).NotTo(gomega.BeEmpty(), "the JobSet has not reported yet")
+		}, util.Timeout, util.Interval).Should(gomega.Succeed())
+
+		withManagerStopped(func() {
+			seen := &jobsetv1alpha2.JobSet{}
+			gomega.Expect(k8sClient.Get(ctx, key, seen)).To(gomega.Succeed())
+			patch := client.MergeFrom(seen.DeepCopy())
+			seen.Finalizers = nil
+			gomega.Expect(k8sClient.Patch(ctx, seen, patch)).To(gomega.Succeed())
+			gomega.Expect(k8sClient.Delete(ctx, seen.DeepCopy(), client.PropagationPolicy(metav1.DeletePropagationBackground))).To(gomega.Succeed())
+
+			rt, err := plugins.NewRuntime(framework.Options{})
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			r, err := controller.NewTrainJobReconciler(vanishingCache{Client: k8sClient, seen: seen, reads: new(int)},
+				k8sClient, rt, record.NewFakeRecorder(100), clock.RealClock{})
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			_, reconcileErr := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+
+			err = k8sClient.Get(ctx, key, &jobsetv1alpha2.JobSet{})
+			gomega.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "the JobSet was created again, the training runs again: %v", err)
+			gomega.Expect(reconcileErr).NotTo(gomega.HaveOccurred())
+			got := &trainer.TrainJob{}
+			gomega.Expect(k8sClient.Get(ctx, key, got)).To(gomega.Succeed())
+			failed := apimeta.FindStatusCondition(got.Status.Conditions, trainer.TrainJobFailed)
+			gomega.Expect(failed).NotTo(gomega.BeNil(), "conditions: %v", got.Status.Conditions)
+			gomega.Expect(failed.Reason).To(gomega.Equal(controller.ReasonJobSetDeleted))
+			gomega.Expect(got.Status.BuildError).To(gomega.BeNil(), "a race is not a build error")
+		})
+	})
+})
