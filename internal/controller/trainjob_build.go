@@ -70,9 +70,6 @@ func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) phaseResu
 		}
 	}
 	res := r.build(ctx, s)
-	if s.jobSetVanished {
-		return r.endIfVanished(ctx, s)
-	}
 	if err := r.addOutcomeFinalizer(ctx, s.jobSet); err != nil {
 		return phaseResult{err: err}
 	}
@@ -80,8 +77,9 @@ func (r *TrainJobReconciler) buildOrEnd(ctx context.Context, s *scope) phaseResu
 }
 
 // endIfVanished handles a build whose update of the JobSet this reconcile read found it deleted
-// (the applier refused to create it again): from here on it is a TrainJob without its JobSet. One
-// that had reported is confirmed gone around the cache and fails (JobSetDeleted) in this very
+// (the applier refused to create it again): from here on it is a TrainJob without its JobSet
+// (buildOrEnd then has no JobSet to add the outcome finalizer to, unless the re-read finds one).
+// One that had reported is confirmed gone around the cache and fails (JobSetDeleted) in this very
 // reconcile; for one that never reported, the deletion's watch event, which the cache has seen or
 // is about to, reconciles it again and the build makes the JobSet anew, as for any such TrainJob.
 func (r *TrainJobReconciler) endIfVanished(ctx context.Context, s *scope) phaseResult {
@@ -130,10 +128,9 @@ func (r *TrainJobReconciler) build(ctx context.Context, s *scope) phaseResult {
 	ctrl.LoggerFrom(ctx).V(2).Info("Building TrainJob objects")
 	disabled, err := r.buildObjects(ctx, s)
 	if gone, ok := errors.AsType[*apply.GoneError](err); ok && gone.Kind == "JobSet" {
-		// Not a build error: the JobSet went while it was updated (buildOrEnd).
+		// Not a build error: the JobSet went while it was updated.
 		ctrl.LoggerFrom(ctx).V(2).Info("JobSet deleted while the build updated it", "jobSet", gone.Name)
-		s.jobSetVanished = true
-		return phaseResult{}
+		return r.endIfVanished(ctx, s)
 	}
 	setBuildError(s.status, s.tj.Status.BuildError, err, s.now)
 	var res phaseResult
@@ -180,8 +177,7 @@ func (r *TrainJobReconciler) buildObjects(ctx context.Context, s *scope) ([]runt
 	}
 	// Shared objects (the namespace's CA ConfigMap) were published by observe.
 	build.Objects = slices.DeleteFunc(build.Objects, func(d apply.Desired) bool { return d.Mode == apply.Shared })
-	withOutcomeFinalizer(build.Objects)
-	updateOnlyTheJobSetRead(build.Objects, s.jobSet)
+	asControllerWrites(build.Objects, s.jobSet)
 	res, err := r.applier.Apply(ctx, tj, trainjob.Suspended(tj), build.Objects)
 	for _, o := range res.Created {
 		if _, isJobSet := o.(*jobsetv1alpha2.JobSet); isJobSet {

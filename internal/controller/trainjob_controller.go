@@ -124,8 +124,6 @@ type scope struct {
 	// jobSetGone is set when a read around the cache confirmed that the JobSet the TrainJob had
 	// does not exist any more.
 	jobSetGone bool
-	// jobSetVanished: the build's update of the JobSet read above found it deleted (endIfVanished).
-	jobSetVanished bool
 	// buildFailed: this reconcile's build failed, so no JobSet it applied is awaited.
 	buildFailed bool
 	// knobs are the effective Gantry annotations, once read (TrainJobReconciler.knobs);

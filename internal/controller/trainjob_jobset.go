@@ -60,25 +60,17 @@ func (r *TrainJobReconciler) jobSet(ctx context.Context, tj *trainer.TrainJob) (
 	return js, nil
 }
 
-// withOutcomeFinalizer adds OutcomeFinalizer to the JobSet among objs: only what the controller
-// writes carries it, not what `gantry render` prints.
-func withOutcomeFinalizer(objs []apply.Desired) {
-	for _, o := range objs {
-		if _, ok := o.Object.(*jobsetv1alpha2.JobSet); ok {
-			controllerutil.AddFinalizer(o.Object, OutcomeFinalizer)
-		}
-	}
-}
-
-// updateOnlyTheJobSetRead tells the applier which JobSet this reconcile read (none: nil), so that
-// it updates that one and never creates another: its own read of the cache comes later and may
-// already miss a JobSet deleted meanwhile, and applying then would run the training again.
-func updateOnlyTheJobSetRead(objs []apply.Desired, read *jobsetv1alpha2.JobSet) {
-	if read == nil {
-		return
-	}
+// asControllerWrites prepares the JobSet among objs as only the controller writes it, not as
+// `gantry render` prints it: with OutcomeFinalizer, and, when this reconcile read one (read), as an
+// update of that very JobSet. The applier's own read of the cache comes later and may already
+// miss a JobSet deleted meanwhile; it must then fail, not create another and run the training again.
+func asControllerWrites(objs []apply.Desired, read *jobsetv1alpha2.JobSet) {
 	for i := range objs {
-		if _, ok := objs[i].Object.(*jobsetv1alpha2.JobSet); ok {
+		if _, ok := objs[i].Object.(*jobsetv1alpha2.JobSet); !ok {
+			continue
+		}
+		controllerutil.AddFinalizer(objs[i].Object, OutcomeFinalizer)
+		if read != nil {
 			objs[i].ExistingUID = read.UID
 		}
 	}
